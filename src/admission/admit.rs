@@ -1,0 +1,187 @@
+use super::{Admission, Shared};
+use crate::error::{BoxError, Closed, Expired, Overloaded};
+use crate::semaphore::{Acquire, AcquireError, Permit};
+use crate::sync::{Arc, Ordering};
+use crate::time::{Clock, Instant};
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+/// Why admission was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdmitError {
+    /// At capacity: shed at once or timed out in the queue (HTTP 503).
+    Overloaded(Overloaded),
+    /// The request's deadline passed before it was admitted (HTTP 504).
+    Expired,
+    /// The limiter was closed.
+    Closed,
+}
+
+impl AdmitError {
+    /// The `Overloaded` error, if that is why admission was refused.
+    pub fn overloaded(&self) -> Option<Overloaded> {
+        match self {
+            Self::Overloaded(overloaded) => Some(*overloaded),
+            _ => None,
+        }
+    }
+
+    /// The same error as a [`BoxError`] holding the specific error type
+    /// ([`Overloaded`], [`Expired`] or [`Closed`]), so that
+    /// `error.is::<Overloaded>()` works on it.
+    pub fn into_box_error(self) -> BoxError {
+        match self {
+            Self::Overloaded(overloaded) => overloaded.into(),
+            Self::Expired => Expired::new().into(),
+            Self::Closed => Closed::new().into(),
+        }
+    }
+}
+
+impl fmt::Display for AdmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Overloaded(overloaded) => overloaded.fmt(f),
+            Self::Expired => Expired::new().fmt(f),
+            Self::Closed => Closed::new().fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for AdmitError {}
+
+/// The outcome of the synchronous first step of admission.
+pub(crate) enum Decision<S> {
+    Admitted(Permit),
+    Rejected(AdmitError),
+    Queued(Queued<S>),
+}
+
+/// A request waiting in the admission queue, with its timer armed.
+///
+/// Dropping it leaves the queue (a permit already handed to it moves on).
+pub(crate) struct Queued<S> {
+    shared: Arc<Shared>,
+    acquire: Option<Acquire>,
+    /// The queue timeout or the deadline, whichever comes first; `true` when
+    /// it is the deadline.
+    timer: Option<(Pin<Box<S>>, bool)>,
+}
+
+impl<S: Future<Output = ()>> Queued<S> {
+    pub(crate) fn new(shared: Arc<Shared>, max_waiters: usize, timer: Option<(S, bool)>) -> Self {
+        let acquire = Some(shared.semaphore.acquire_bounded(max_waiters));
+        Self {
+            shared,
+            acquire,
+            timer: timer.map(|(sleep, is_deadline)| (Box::pin(sleep), is_deadline)),
+        }
+    }
+
+    /// Polls for the permit; the timer is polled (and so armed) on every
+    /// pending poll, so a queued wait never outlives its bound.
+    pub(crate) fn poll_admit(&mut self, cx: &mut Context<'_>) -> Poll<Result<Permit, AdmitError>> {
+        let counters = &self.shared.counters;
+        let Some(acquire) = self.acquire.as_mut() else {
+            return Poll::Ready(Err(AdmitError::Closed));
+        };
+        match Pin::new(acquire).poll(cx) {
+            Poll::Ready(Ok(permit)) => {
+                counters.admitted.fetch_add(1, Ordering::Relaxed);
+                return Poll::Ready(Ok(permit));
+            }
+            Poll::Ready(Err(AcquireError::QueueFull)) => {
+                counters.shed.fetch_add(1, Ordering::Relaxed);
+                return Poll::Ready(Err(AdmitError::Overloaded(Overloaded::new())));
+            }
+            Poll::Ready(Err(AcquireError::Closed)) => return Poll::Ready(Err(AdmitError::Closed)),
+            Poll::Pending => {}
+        }
+        let Some((sleep, is_deadline)) = self.timer.as_mut() else {
+            return Poll::Pending;
+        };
+        if sleep.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        // Time is up: leave the queue now, not whenever we are dropped.
+        let is_deadline = *is_deadline;
+        self.timer = None;
+        self.acquire = None;
+        Poll::Ready(Err(if is_deadline {
+            counters.expired.fetch_add(1, Ordering::Relaxed);
+            AdmitError::Expired
+        } else {
+            counters.queue_timeouts.fetch_add(1, Ordering::Relaxed);
+            AdmitError::Overloaded(Overloaded::queue_timeout())
+        }))
+    }
+}
+
+/// Future of [`Admission::admit`]: resolves to a [`Permit`] or an [`AdmitError`].
+///
+/// Dropping it while queued leaves the queue; nothing is left behind.
+#[must_use = "futures do nothing unless polled"]
+pub struct Admit<C: Clock> {
+    step: Step<C>,
+}
+
+enum Step<C: Clock> {
+    Start(Admission<C>, Option<Instant>),
+    Queued(Queued<C::Sleep>),
+    Done,
+}
+
+impl<C: Clock> Admit<C> {
+    pub(crate) fn new(admission: Admission<C>, deadline: Option<Instant>) -> Self {
+        Self {
+            step: Step::Start(admission, deadline),
+        }
+    }
+}
+
+// `Admit` never pins its clock or anything inside `Step` structurally: the
+// only self-referential part, the sleep, is boxed.
+impl<C: Clock> Unpin for Admit<C> {}
+
+impl<C: Clock> Future for Admit<C> {
+    type Output = Result<Permit, AdmitError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Step::Start(admission, deadline) = &this.step {
+            this.step = match admission.decide(*deadline) {
+                Decision::Admitted(permit) => {
+                    this.step = Step::Done;
+                    return Poll::Ready(Ok(permit));
+                }
+                Decision::Rejected(error) => {
+                    this.step = Step::Done;
+                    return Poll::Ready(Err(error));
+                }
+                Decision::Queued(queued) => Step::Queued(queued),
+            };
+        }
+        match &mut this.step {
+            Step::Queued(queued) => {
+                let outcome = std::task::ready!(queued.poll_admit(cx));
+                this.step = Step::Done;
+                Poll::Ready(outcome)
+            }
+            // Polled after completion: a consistent answer, never a panic.
+            Step::Start(..) | Step::Done => Poll::Ready(Err(AdmitError::Closed)),
+        }
+    }
+}
+
+impl<C: Clock> fmt::Debug for Admit<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let step = match self.step {
+            Step::Start(..) => "start",
+            Step::Queued(_) => "queued",
+            Step::Done => "done",
+        };
+        f.debug_struct("Admit").field("step", &step).finish()
+    }
+}

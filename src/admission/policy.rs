@@ -1,0 +1,22 @@
+use core::time::Duration;
+
+/// What an [`Admission`](super::Admission) does with a request that arrives
+/// while `max_in_flight` requests are already in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Wait, FIFO, for as long as it takes (tower's `ConcurrencyLimit`).
+    /// Only a deadline bounds the wait.
+    Wait,
+    /// Reject at once with `Overloaded` (tower's `LoadShed` over `ConcurrencyLimit`,
+    /// without its parked-waiter pitfall).
+    Shed,
+    /// Wait, FIFO, but at most `max_queue` requests at a time and each for at
+    /// most `timeout`; the rest are rejected with `Overloaded` (HAProxy's
+    /// `maxqueue` and `timeout queue`). `max_queue: 0` behaves like [`Policy::Shed`].
+    Queue {
+        /// The most requests that may wait at once.
+        max_queue: usize,
+        /// The longest a request may wait.
+        timeout: Duration,
+    },
+}

@@ -1,0 +1,28 @@
+use crate::sync::AtomicU64;
+
+/// A snapshot of an [`Admission`](super::Admission)'s state and counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Permits held right now.
+    pub in_flight: usize,
+    /// Requests waiting in the queue right now.
+    pub queued: usize,
+    /// The configured limit.
+    pub limit: usize,
+    /// Requests admitted since creation.
+    pub admitted: u64,
+    /// Requests rejected at once (limit reached, queue full or disabled).
+    pub shed: u64,
+    /// Requests rejected because their queue timeout passed.
+    pub queue_timeouts: u64,
+    /// Requests rejected because their deadline passed before admission.
+    pub expired: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) admitted: AtomicU64,
+    pub(crate) shed: AtomicU64,
+    pub(crate) queue_timeouts: AtomicU64,
+    pub(crate) expired: AtomicU64,
+}

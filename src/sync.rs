@@ -1,0 +1,18 @@
+//! The synchronization primitives the core is built on, in one place.
+//!
+//! Everything that shares state between clones goes through these names, so a
+//! model checker (loom) can later swap them without touching the algorithms.
+
+pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Locks `mutex`, ignoring poisoning.
+///
+/// The core never panics while holding a lock, and a poisoned lock only means
+/// some *user* code panicked elsewhere; the protected state is still
+/// consistent, so refusing to continue would turn one failure into many.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
