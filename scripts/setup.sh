@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# One idempotent setup for edgeshed: installs every tool the build and the
+# tests need on a fresh machine, and skips what is already present.
+# Safe to run twice in a row; the second run does nothing slow.
+#
+#   bash scripts/setup.sh
+#
+# Versions are the ones verified together (see TOOLCHAIN.md in shared/):
+#   wasm-bindgen-cli must equal the wasm-bindgen crate pinned in Cargo.toml.
+set -Eeuo pipefail
+
+WASM_BINDGEN_VERSION=0.2.130
+WASM_PACK_VERSION=0.15.1
+WASM_TARGET=wasm32-unknown-unknown
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+CURRENT_STEP=""
+on_error() {
+    local code=$?
+    echo "setup: FAILED: could not install ${CURRENT_STEP:-an unknown step} (exit ${code})" >&2
+    exit "$code"
+}
+trap on_error ERR
+
+step() { CURRENT_STEP="$1"; }
+ok() { echo "ok: $1 already installed"; }
+installing() { echo "installing $1 ..."; }
+fail() {
+    echo "setup: FAILED: $1" >&2
+    exit 1
+}
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo -n "$@"
+    else
+        fail "$CURRENT_STEP needs root and sudo is not available"
+    fi
+}
+
+# --- Rust toolchain -----------------------------------------------------------
+step "rustup/cargo"
+command -v rustup >/dev/null 2>&1 || fail "rustup not found on PATH (install Rust via rustup first)"
+command -v cargo >/dev/null 2>&1 || fail "cargo not found on PATH"
+
+step "Rust target $WASM_TARGET"
+installed_targets="$(rustup target list --installed)"
+if grep -qx "$WASM_TARGET" <<<"$installed_targets"; then
+    ok "Rust target $WASM_TARGET"
+else
+    installing "Rust target $WASM_TARGET"
+    rustup target add "$WASM_TARGET"
+fi
+
+installed_components="$(rustup component list --installed)"
+for component in rustfmt clippy; do
+    step "rustup component $component"
+    if grep -q "^${component}" <<<"$installed_components"; then
+        ok "rustup component $component"
+    else
+        installing "rustup component $component"
+        rustup component add "$component"
+    fi
+done
+
+# --- wasm-bindgen-cli (must match the crate version in Cargo.lock) -------------
+step "wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+if [ "$(wasm-bindgen --version 2>/dev/null || true)" = "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
+    ok "wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+else
+    installing "wasm-bindgen-cli $WASM_BINDGEN_VERSION (cargo install, ~2 min)"
+    # No --locked: the registry lacks one of its locked dependencies.
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+    [ "$(wasm-bindgen --version)" = "wasm-bindgen $WASM_BINDGEN_VERSION" ] ||
+        fail "wasm-bindgen-cli $WASM_BINDGEN_VERSION: installed, but 'wasm-bindgen --version' prints '$(wasm-bindgen --version)'"
+fi
+
+# --- wasm-pack ----------------------------------------------------------------
+step "wasm-pack $WASM_PACK_VERSION"
+if [ "$(wasm-pack --version 2>/dev/null || true)" = "wasm-pack $WASM_PACK_VERSION" ]; then
+    ok "wasm-pack $WASM_PACK_VERSION"
+else
+    installing "wasm-pack $WASM_PACK_VERSION (cargo install, ~1.5 min)"
+    cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
+    [ "$(wasm-pack --version)" = "wasm-pack $WASM_PACK_VERSION" ] ||
+        fail "wasm-pack $WASM_PACK_VERSION: installed, but 'wasm-pack --version' prints '$(wasm-pack --version)'"
+fi
+
+# --- npm devDependencies (binaryen's wasm-opt, miniflare/workerd, wrangler, playwright-core)
+step "npm packages (npm ci)"
+command -v npm >/dev/null 2>&1 || fail "npm not found on PATH (Node.js >= 20 is required)"
+if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] ||
+    [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    installing "npm packages from package-lock.json (npm ci)"
+    npm ci --no-audit --no-fund
+else
+    ok "npm packages (node_modules up to date with package-lock.json)"
+fi
+
+# --- Debian chromium + chromedriver (browser tests) ---------------------------
+step "Debian chromium and chromium-driver"
+if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+    ok "chromium and chromedriver"
+else
+    installing "Debian packages chromium chromium-driver (apt-get)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+    if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+        fail "chromium/chromium-driver: apt-get finished, but /usr/bin/chromium or /usr/bin/chromedriver is missing"
+    fi
+fi
+
+CURRENT_STEP=""
+echo "setup: all tools present"

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The single "run every test" command for edgeshed.
+#
+#   bash scripts/test.sh                  # every suite
+#   bash scripts/test.sh clippy_host ...  # only the named suites (for local use)
+#
+# Runs scripts/setup.sh (installs whatever is missing), then every suite in
+# order, failing fast. To add a suite: write a `suite_<name>` function below
+# and add its name to SUITES (see "ADD NEW SUITES HERE").
+set -Eeuo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+bash scripts/setup.sh
+
+# npm's binaryen wasm-opt must win over any other wasm-opt (Debian's breaks workerd).
+export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+WASM_TARGET=wasm32-unknown-unknown
+
+START_ALL=$SECONDS
+CURRENT_SUITE=""
+PASSED_SUITES=()
+
+section() {
+    echo
+    echo "=================================================================="
+    echo "== $*"
+    echo "=================================================================="
+}
+
+on_error() {
+    local code=$?
+    echo >&2
+    echo "test.sh: FAILED in suite '${CURRENT_SUITE:-setup}' (exit ${code}) after $((SECONDS - START_ALL))s; passed before it: ${PASSED_SUITES[*]:-none}" >&2
+    exit "$code"
+}
+trap on_error ERR
+
+# ------------------------------------------------------------------ suites ---
+
+suite_fmt() {
+    cargo fmt --all -- --check
+}
+
+suite_clippy_host() {
+    cargo clippy --all-targets -- -D warnings
+}
+
+suite_clippy_wasm() {
+    cargo clippy --lib --target "$WASM_TARGET" -- -D warnings
+}
+
+suite_cargo_test() {
+    # native: unit, integration and doc tests
+    cargo test
+}
+
+suite_wasm_release() {
+    cargo build --release --lib --target "$WASM_TARGET"
+    local wasm="$TARGET_DIR/$WASM_TARGET/release/edgeshed.wasm"
+    if [ ! -f "$wasm" ]; then
+        echo "missing $wasm" >&2
+        return 1
+    fi
+    local raw gz
+    raw=$(wc -c <"$wasm")
+    gz=$(gzip -9 -c "$wasm" | wc -c)
+    echo "wasm size: edgeshed.wasm raw ${raw} bytes, gzip -9 ${gz} bytes"
+    WASM_SIZE_LINE="edgeshed.wasm ${raw} B raw / ${gz} B gzip"
+}
+
+# ====================== ADD NEW SUITES HERE ==================================
+# Define `suite_<name>() { ...; }` above this block, then append "<name>" to
+# SUITES in the order it should run (each entry: name|header text).
+SUITES=(
+    "fmt|cargo fmt --all -- --check"
+    "clippy_host|cargo clippy --all-targets -- -D warnings (host)"
+    "clippy_wasm|cargo clippy --lib --target $WASM_TARGET -- -D warnings"
+    "cargo_test|cargo test (native: unit, integration, doc tests)"
+    "wasm_release|cargo build --release --lib --target $WASM_TARGET (size)"
+)
+# =============================================================================
+
+if [ "$#" -gt 0 ]; then
+    for wanted in "$@"; do
+        declare -F "suite_$wanted" >/dev/null || {
+            echo "test.sh: unknown suite '$wanted'" >&2
+            exit 2
+        }
+    done
+fi
+
+SELECTED_LABEL=""
+[ "$#" -gt 0 ] && SELECTED_LABEL="SELECTED SUITES PASSED"
+WASM_SIZE_LINE=""
+for entry in "${SUITES[@]}"; do
+    name="${entry%%|*}"
+    header="${entry#*|}"
+    if [ "$#" -gt 0 ] && [[ " $* " != *" $name "* ]]; then
+        continue
+    fi
+    CURRENT_SUITE="$name"
+    section "$name: $header"
+    suite_start=$SECONDS
+    "suite_$name"
+    echo "-- $name passed in $((SECONDS - suite_start))s"
+    PASSED_SUITES+=("$name")
+done
+CURRENT_SUITE=""
+
+echo
+echo "test.sh: ${SELECTED_LABEL:-ALL PASSED}: ${#PASSED_SUITES[@]} suites (${PASSED_SUITES[*]}) in $((SECONDS - START_ALL))s${WASM_SIZE_LINE:+; $WASM_SIZE_LINE}"
