@@ -87,3 +87,6 @@ pub use admission::{Admission, Policy, Stats};
 pub use error::{BoxError, Expired, Overloaded};
 pub use limit::{ConcurrencyLimit, ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer};
 pub use load_shed::{LoadShed, LoadShedLayer};
+
+#[cfg(target_arch = "wasm32")]
+pub mod js;

@@ -1,0 +1,48 @@
+// Turns wasm-pack's `--target web` output into the edgeshed npm package:
+// adds one entry per environment (Node, workerd, browser) and an `exports`
+// map that picks the right one, then prints the package's sizes.
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = process.argv[2];
+if (!pkg) {
+  console.error("usage: node npm/finish-pkg.mjs <wasm-pack out dir>");
+  process.exit(2);
+}
+
+const entries = ["node.js", "workerd.js", "browser.js", "index.d.ts"];
+for (const file of entries) copyFileSync(join(here, file), join(pkg, file));
+copyFileSync(join(here, "README.md"), join(pkg, "README.md"));
+
+const manifestPath = join(pkg, "package.json");
+const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+manifest.files = [...new Set([...manifest.files, ...entries, "README.md"])];
+manifest.main = "node.js";
+manifest.types = "index.d.ts";
+manifest.exports = {
+  ".": {
+    types: "./index.d.ts",
+    workerd: "./workerd.js",
+    worker: "./workerd.js",
+    browser: "./browser.js",
+    node: "./node.js",
+    default: "./browser.js",
+  },
+  "./edgeshed_bg.wasm": "./edgeshed_bg.wasm",
+  "./package.json": "./package.json",
+};
+manifest.engines = { node: ">=20" };
+writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + "\n");
+
+const wasm = readFileSync(join(pkg, "edgeshed_bg.wasm"));
+const glue = readFileSync(join(pkg, "edgeshed.js"));
+const kib = (n) => (n / 1024).toFixed(1) + " KiB";
+console.log(`edgeshed package: ${pkg}`);
+console.log(`  edgeshed_bg.wasm  raw ${kib(wasm.length)}  gzip ${kib(gzipSync(wasm, { level: 9 }).length)}`);
+console.log(`  edgeshed.js glue  raw ${kib(glue.length)}  gzip ${kib(gzipSync(glue, { level: 9 }).length)}`);
+const budget = 40 * 1024;
+const gz = gzipSync(wasm, { level: 9 }).length;
+console.log(`  size goal: wasm gzip <= 40 KiB: ${gz <= budget ? "met" : "MISSED"} (${kib(gz)})`);

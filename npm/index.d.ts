@@ -1,0 +1,9 @@
+export {
+  Limiter,
+  LimiterOptions,
+  RunOptions,
+  LimitedRequestInit,
+  LimiterStats,
+  OverloadedError,
+  DeadlineError,
+} from "./edgeshed.js";

@@ -1,0 +1,270 @@
+//! The `Limiter` class exported to JavaScript.
+
+use super::abort::Aborted;
+use super::clock::JsClock;
+use super::errors::{admit_error, deadline as deadline_error, type_error};
+use super::fetch::{global_fetch, hold_until_body_done, with_signal};
+use super::options::{call_options, limiter_options, CallOptions};
+use super::race::{first, First};
+use crate::admission::{Admission, Admit};
+use crate::semaphore::Permit;
+use crate::time::{Clock, Instant};
+use core::future::{Future, Pending};
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use web_sys::{AbortController, AbortSignal};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPESCRIPT: &'static str = r#"
+/** Options of `new Limiter(options)`. All values are integers. */
+export interface LimiterOptions {
+  /** Most calls running at once (1 to 1,000,000). */
+  maxInFlight: number;
+  /** Most calls waiting for a slot (0 to 1,000,000; default 0 = shed at once when full). */
+  maxQueue?: number;
+  /** Longest wait in the queue, in ms (required when `maxQueue > 0`). */
+  queueTimeoutMs?: number;
+}
+
+/** Per-call options of `Limiter.run`. */
+export interface RunOptions {
+  /** Aborting it removes a queued call, or rejects a running one with the signal's reason. */
+  signal?: AbortSignal;
+  /** Budget in ms from the call, covering the queue wait and the work. */
+  deadlineMs?: number;
+}
+
+/** `fetch` init, plus edgeshed's `deadlineMs` (until response headers). */
+export interface LimitedRequestInit extends RequestInit {
+  deadlineMs?: number;
+}
+
+/** A snapshot of a limiter. */
+export interface LimiterStats {
+  /** Calls holding a slot now. */
+  inFlight: number;
+  /** Calls waiting for a slot now. */
+  queued: number;
+  /** Calls admitted so far. */
+  admitted: number;
+  /** Calls rejected at once (full, queue full). */
+  shed: number;
+  /** Calls rejected after waiting `queueTimeoutMs`. */
+  queueTimeouts: number;
+  /** `maxInFlight`. */
+  limit: number;
+}
+
+/** Rejection of a call refused for lack of capacity. */
+export interface OverloadedError extends Error { name: "OverloadedError"; status: 503 }
+/** Rejection of a call whose deadline passed. */
+export interface DeadlineError extends Error { name: "DeadlineError"; status: 504 }
+
+/**
+ * Admission control for async work: at most `maxInFlight` calls at once, at
+ * most `maxQueue` more waiting (each at most `queueTimeoutMs`), the rest
+ * rejected at once with an `OverloadedError`.
+ */
+export class Limiter {
+  /** @throws {TypeError | RangeError} naming the invalid option. */
+  constructor(options: LimiterOptions);
+  /**
+   * Runs `fn` once admitted and settles with its result. When `signal` or
+   * `deadlineMs` is given, `fn` receives an AbortSignal that aborts when
+   * either fires; pass it on (e.g. to `fetch`) so the work stops too.
+   */
+  run<T>(fn: (signal?: AbortSignal) => T | PromiseLike<T>, options?: RunOptions): Promise<T>;
+  /** `fetch` under the limit; the slot is held until the body is read, cancelled or errors. */
+  fetch(input: RequestInfo | URL, init?: LimitedRequestInit): Promise<Response>;
+  /** Current state and counters. */
+  stats(): LimiterStats;
+  /** Frees the wasm memory of this limiter (calls still running keep their slot). */
+  free(): void;
+}
+"#;
+
+/// Admission control for JavaScript callers (the npm package's `Limiter`).
+#[wasm_bindgen(skip_typescript)]
+pub struct Limiter {
+    admission: Admission<JsClock>,
+}
+
+#[wasm_bindgen]
+impl Limiter {
+    /// `new Limiter({ maxInFlight, maxQueue, queueTimeoutMs })`; throws a
+    /// `TypeError`/`RangeError` naming the invalid option.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<Limiter, JsValue> {
+        let options = limiter_options(&options)?;
+        Ok(Self {
+            admission: Admission::new(options.max_in_flight, options.policy, JsClock),
+        })
+    }
+
+    /// Runs `task` once admitted; see the TypeScript declaration.
+    pub fn run(&self, task: JsValue, options: JsValue) -> js_sys::Promise {
+        run(&self.admission, task, options)
+    }
+
+    /// `fetch` under the limit, holding the slot until the body is done.
+    pub fn fetch(&self, input: JsValue, init: JsValue) -> js_sys::Promise {
+        fetch(&self.admission, input, init)
+    }
+
+    /// `{ inFlight, queued, admitted, shed, queueTimeouts, limit }`.
+    pub fn stats(&self) -> JsValue {
+        let stats = self.admission.stats();
+        let object = js_sys::Object::new();
+        let fields: [(&str, f64); 6] = [
+            ("inFlight", stats.in_flight as f64),
+            ("queued", stats.queued as f64),
+            ("admitted", stats.admitted as f64),
+            ("shed", stats.shed as f64),
+            ("queueTimeouts", stats.queue_timeouts as f64),
+            ("limit", stats.limit as f64),
+        ];
+        for (key, value) in fields {
+            let _ = js_sys::Reflect::set(&object, &key.into(), &value.into());
+        }
+        object.into()
+    }
+}
+
+/// The absolute deadline of a call that starts now.
+fn deadline_of(options: &CallOptions) -> Option<Instant> {
+    options.deadline.map(|budget| JsClock.now() + budget)
+}
+
+/// A call's admission, started synchronously when the call is made so that
+/// stats, FIFO order and immediate rejections reflect the call at once.
+enum Admitting {
+    Admitted(Permit),
+    Waiting(Pin<Box<Admit<JsClock>>>),
+}
+
+/// Decides admission now: admitted, queued (keeps its place), or refused.
+fn start_admission(
+    admission: &Admission<JsClock>,
+    deadline: Option<Instant>,
+    signal: Option<&AbortSignal>,
+) -> Result<Admitting, JsValue> {
+    if let Some(signal) = signal {
+        if signal.aborted() {
+            return Err(signal.reason());
+        }
+    }
+    let mut admit = Box::pin(match deadline {
+        Some(at) => admission.admit_before(at),
+        None => admission.admit(),
+    });
+    // Polled once with a no-op waker to take a permit or a queue place right
+    // away; the async part polls again with its real waker before waiting.
+    match admit.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(Ok(permit)) => Ok(Admitting::Admitted(permit)),
+        Poll::Ready(Err(error)) => Err(admit_error(error)),
+        Poll::Pending => Ok(Admitting::Waiting(admit)),
+    }
+}
+
+/// Finishes admission, giving up when `signal` aborts.
+async fn finish_admission(
+    admitting: Admitting,
+    signal: Option<AbortSignal>,
+) -> Result<Permit, JsValue> {
+    let admit = match admitting {
+        Admitting::Admitted(permit) => return Ok(permit),
+        Admitting::Waiting(admit) => admit,
+    };
+    match first(admit, None::<Pending<()>>, signal.map(Aborted::new)).await {
+        First::Work(Ok(permit)) => Ok(permit),
+        First::Work(Err(error)) => Err(admit_error(error)),
+        First::Abort(reason) => Err(reason),
+        First::Deadline(()) => Err(deadline_error()),
+    }
+}
+
+/// Runs the synchronous part of a call; its errors become a rejected promise.
+fn promise_of<F>(start: impl FnOnce() -> Result<F, JsValue>) -> js_sys::Promise
+where
+    F: Future<Output = Result<JsValue, JsValue>> + 'static,
+{
+    match start() {
+        Ok(work) => future_to_promise(work),
+        Err(error) => js_sys::Promise::reject(&error),
+    }
+}
+
+fn run(admission: &Admission<JsClock>, task: JsValue, options: JsValue) -> js_sys::Promise {
+    promise_of(|| {
+        let task: js_sys::Function = task
+            .dyn_into()
+            .map_err(|_| type_error("fn must be a function"))?;
+        let options = call_options(&options, "options", true)?;
+        let deadline = deadline_of(&options);
+        let admitting = start_admission(admission, deadline, options.signal.as_ref())?;
+        Ok(async move {
+            let permit = finish_admission(admitting, options.signal.clone()).await?;
+            // The task's own signal, aborted at the deadline or with the caller's signal.
+            let controller = match deadline.is_some() || options.signal.is_some() {
+                true => Some(AbortController::new()?),
+                false => None,
+            };
+            let returned = match &controller {
+                Some(controller) => task.call1(&JsValue::UNDEFINED, &controller.signal()),
+                None => task.call0(&JsValue::UNDEFINED),
+            }?;
+            let work = JsFuture::from(js_sys::Promise::resolve(&returned));
+            let outcome = first(
+                work,
+                deadline.map(|at| JsClock.sleep_until(at)),
+                options.signal.map(Aborted::new),
+            )
+            .await;
+            drop(permit);
+            let error = match outcome {
+                First::Work(result) => return result,
+                First::Deadline(()) => deadline_error(),
+                First::Abort(reason) => reason,
+            };
+            if let Some(controller) = controller {
+                controller.abort_with_reason(&error);
+            }
+            Err(error)
+        })
+    })
+}
+
+fn fetch(admission: &Admission<JsClock>, input: JsValue, init: JsValue) -> js_sys::Promise {
+    promise_of(|| {
+        let options = call_options(&init, "init", false)?;
+        let deadline = deadline_of(&options);
+        let admitting = start_admission(admission, deadline, options.signal.as_ref())?;
+        Ok(async move {
+            let permit = finish_admission(admitting, options.signal).await?;
+            let controller = deadline.map(|_| AbortController::new()).transpose()?;
+            let init = match &controller {
+                Some(controller) => with_signal(&init, &controller.signal()),
+                None => init,
+            };
+            let headers = JsFuture::from(global_fetch(&input, &init)?);
+            let timer = deadline.map(|at| JsClock.sleep_until(at));
+            match first(headers, timer, None::<Pending<JsValue>>).await {
+                First::Work(Ok(response)) => {
+                    let release = Closure::once_into_js(move || drop(permit));
+                    Ok(hold_until_body_done(&response, release))
+                }
+                First::Work(Err(error)) | First::Abort(error) => Err(error),
+                First::Deadline(()) => {
+                    let error = deadline_error();
+                    if let Some(controller) = controller {
+                        controller.abort_with_reason(&error);
+                    }
+                    Err(error)
+                }
+            }
+        })
+    })
+}

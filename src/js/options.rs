@@ -1,0 +1,165 @@
+//! Validation of the options JavaScript passes in. Every refusal names the
+//! option and what was wrong with it; nothing a caller passes can trap.
+
+use super::errors::{range_error, type_error};
+use crate::admission::Policy;
+use core::time::Duration;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::AbortSignal;
+
+/// The largest `maxInFlight` / `maxQueue` accepted.
+const MAX_COUNT: f64 = 1_000_000.0;
+/// The largest millisecond value: what `setTimeout` accepts (2^31 - 1).
+const MAX_MILLIS: f64 = 2_147_483_647.0;
+
+/// Validated `new Limiter(options)` options.
+#[derive(Debug)]
+pub(crate) struct LimiterOptions {
+    pub(crate) max_in_flight: usize,
+    pub(crate) policy: Policy,
+}
+
+/// Validated per-call options of `run` (and the edgeshed keys of `fetch`'s `init`).
+#[derive(Debug, Default)]
+pub(crate) struct CallOptions {
+    pub(crate) signal: Option<AbortSignal>,
+    pub(crate) deadline: Option<Duration>,
+}
+
+fn describe(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".into();
+    }
+    if let Some(number) = value.as_f64() {
+        return format!("{number}");
+    }
+    value.js_typeof().as_string().unwrap_or_default()
+}
+
+/// Reads `object[key]`, turning a throwing getter into a `TypeError`.
+fn get(object: &JsValue, key: &str, what: &str) -> Result<JsValue, JsValue> {
+    js_sys::Reflect::get(object, &JsValue::from_str(key))
+        .map_err(|_| type_error(&format!("{what}.{key} could not be read")))
+}
+
+/// An optional integer option within `[min, max]`.
+fn integer(
+    object: &JsValue,
+    key: &str,
+    what: &str,
+    min: f64,
+    max: f64,
+) -> Result<Option<f64>, JsValue> {
+    let value = get(object, key, what)?;
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    let Some(number) = value.as_f64() else {
+        return Err(type_error(&format!(
+            "{what}.{key} must be a number, got {}",
+            describe(&value)
+        )));
+    };
+    if !number.is_finite() || number.fract() != 0.0 || number < min || number > max {
+        return Err(range_error(&format!(
+            "{what}.{key} must be an integer from {min} to {max}, got {}",
+            describe(&value)
+        )));
+    }
+    Ok(Some(number))
+}
+
+/// Rejects keys other than `known` (they are usually typos such as `maxInflight`).
+fn reject_unknown_keys(object: &JsValue, known: &[&str], what: &str) -> Result<(), JsValue> {
+    let Some(object) = object.dyn_ref::<js_sys::Object>() else {
+        return Ok(());
+    };
+    for key in js_sys::Object::keys(object).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !known.contains(&key.as_str()) {
+            return Err(type_error(&format!(
+                "{what}.{key} is not a known option (expected one of: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn require_object(value: &JsValue, what: &str) -> Result<(), JsValue> {
+    if value.is_object() && !value.is_function() {
+        Ok(())
+    } else {
+        Err(type_error(&format!(
+            "{what} must be an object, got {}",
+            describe(value)
+        )))
+    }
+}
+
+/// Parses `new Limiter({ maxInFlight, maxQueue, queueTimeoutMs })`.
+pub(crate) fn limiter_options(options: &JsValue) -> Result<LimiterOptions, JsValue> {
+    const WHAT: &str = "options";
+    require_object(options, WHAT)?;
+    reject_unknown_keys(
+        options,
+        &["maxInFlight", "maxQueue", "queueTimeoutMs"],
+        WHAT,
+    )?;
+    let max_in_flight = integer(options, "maxInFlight", WHAT, 1.0, MAX_COUNT)?
+        .ok_or_else(|| type_error("options.maxInFlight is required"))?;
+    let max_queue = integer(options, "maxQueue", WHAT, 0.0, MAX_COUNT)?.unwrap_or(0.0);
+    let queue_timeout = integer(options, "queueTimeoutMs", WHAT, 0.0, MAX_MILLIS)?;
+    let policy = match (max_queue as usize, queue_timeout) {
+        (0, _) => Policy::Shed,
+        (_, None) => {
+            return Err(type_error(
+                "options.queueTimeoutMs is required when options.maxQueue > 0 (every wait must be bounded)",
+            ))
+        }
+        (_, Some(timeout)) if timeout < 1.0 => {
+            return Err(range_error(
+                "options.queueTimeoutMs must be at least 1 when options.maxQueue > 0",
+            ))
+        }
+        (max_queue, Some(timeout)) => Policy::Queue {
+            max_queue,
+            timeout: Duration::from_millis(timeout as u64),
+        },
+    };
+    Ok(LimiterOptions {
+        max_in_flight: max_in_flight as usize,
+        policy,
+    })
+}
+
+/// Reads `signal` and `deadlineMs` from `object`. With `strict`, other keys
+/// are refused (`run`'s options); without, they are left for `fetch`.
+pub(crate) fn call_options(
+    object: &JsValue,
+    what: &str,
+    strict: bool,
+) -> Result<CallOptions, JsValue> {
+    if object.is_undefined() || object.is_null() {
+        return Ok(CallOptions::default());
+    }
+    require_object(object, what)?;
+    if strict {
+        reject_unknown_keys(object, &["signal", "deadlineMs"], what)?;
+    }
+    let signal = get(object, "signal", what)?;
+    let signal = if signal.is_undefined() || signal.is_null() {
+        None
+    } else {
+        Some(signal.dyn_into::<AbortSignal>().map_err(|other| {
+            type_error(&format!(
+                "{what}.signal must be an AbortSignal, got {}",
+                describe(&other)
+            ))
+        })?)
+    };
+    let deadline = integer(object, "deadlineMs", what, 0.0, MAX_MILLIS)?
+        .map(|millis| Duration::from_millis(millis as u64));
+    Ok(CallOptions { signal, deadline })
+}
