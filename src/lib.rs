@@ -90,3 +90,8 @@ pub use load_shed::{LoadShed, LoadShedLayer};
 
 #[cfg(target_arch = "wasm32")]
 pub mod js;
+
+/// The README's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
