@@ -488,7 +488,6 @@ fn accessors_reach_the_inner_service() {
 }
 
 #[test]
-#[ignore = "BUG: a completed ResponseFuture forwards the extra poll to the finished inner future (which panics) instead of answering NotReady"]
 fn polling_a_completed_response_again_is_an_error_not_a_panic() {
     // lib.rs promises: "Misuse — `call` without readiness, polling a finished
     // future — yields an error (NotReady) instead" of a panic.

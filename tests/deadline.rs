@@ -283,7 +283,6 @@ fn a_clone_starts_with_no_request_in_progress() {
 }
 
 #[test]
-#[ignore = "BUG: Deadline's ResponseFuture forwards a poll after completion to the finished inner future (which panics) instead of answering an error"]
 fn polling_a_completed_response_again_is_an_error_not_a_panic() {
     let clock = ManualClock::new();
     let mut service = Deadline::new(echo_deadline(), BUDGET, clock);

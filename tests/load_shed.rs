@@ -308,7 +308,6 @@ fn accessors_reach_the_inner_service() {
 }
 
 #[test]
-#[ignore = "BUG: LoadShed's ResponseFuture forwards a poll after completion to the finished inner future (which panics) instead of answering an error"]
 fn polling_a_completed_response_again_is_an_error_not_a_panic() {
     let echo = tower::service_fn(|x: u32| std::future::ready(Ok::<_, std::convert::Infallible>(x)));
     let mut service = LoadShed::new(echo);

@@ -1,9 +1,9 @@
-use crate::error::{BoxError, Expired};
+use crate::error::{BoxError, Expired, NotReady};
 use crate::time::{Clock, Instant};
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
-use core::task::{Context, Poll};
+use core::task::{ready, Context, Poll};
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -27,6 +27,7 @@ pin_project! {
             timer: Option<Pin<Box<C::Sleep>>>,
         },
         Expired,
+        Done,
     }
 }
 
@@ -63,7 +64,8 @@ where
     type Output = Result<T, BoxError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().kind.project() {
+        let mut kind = self.project().kind;
+        let output = match kind.as_mut().project() {
             KindProj::Running {
                 future,
                 clock,
@@ -71,19 +73,22 @@ where
                 timer,
             } => {
                 if let Poll::Ready(outcome) = future.poll(cx) {
-                    return Poll::Ready(outcome.map_err(Into::into));
-                }
-                // The timer is created only once the response is slow, so
-                // fast responses cost no allocation.
-                let at = *at;
-                let timer = timer.get_or_insert_with(|| Box::pin(clock.sleep_until(at)));
-                match timer.as_mut().poll(cx) {
-                    Poll::Ready(()) => Poll::Ready(Err(Expired::new().into())),
-                    Poll::Pending => Poll::Pending,
+                    outcome.map_err(Into::into)
+                } else {
+                    // The timer is created only once the response is slow, so
+                    // fast responses cost no allocation.
+                    let at = *at;
+                    let timer = timer.get_or_insert_with(|| Box::pin(clock.sleep_until(at)));
+                    ready!(timer.as_mut().poll(cx));
+                    Err(Expired::new().into())
                 }
             }
-            KindProj::Expired => Poll::Ready(Err(Expired::new().into())),
-        }
+            KindProj::Expired => Err(Expired::new().into()),
+            // Polled after completion: an error, never a panic.
+            KindProj::Done => Err(NotReady::new().into()),
+        };
+        kind.set(Kind::Done);
+        Poll::Ready(output)
     }
 }
 

@@ -1,4 +1,4 @@
-use crate::error::{BoxError, Overloaded};
+use crate::error::{BoxError, NotReady, Overloaded};
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
@@ -20,6 +20,7 @@ pin_project! {
     enum Kind<F> {
         Called { #[pin] future: F },
         Overloaded,
+        Done,
     }
 }
 
@@ -45,10 +46,15 @@ where
     type Output = Result<T, BoxError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().kind.project() {
-            KindProj::Called { future } => Poll::Ready(ready!(future.poll(cx)).map_err(Into::into)),
-            KindProj::Overloaded => Poll::Ready(Err(Overloaded::new().into())),
-        }
+        let mut kind = self.project().kind;
+        let output = match kind.as_mut().project() {
+            KindProj::Called { future } => ready!(future.poll(cx)).map_err(Into::into),
+            KindProj::Overloaded => Err(Overloaded::new().into()),
+            // Polled after completion: an error, never a panic.
+            KindProj::Done => Err(NotReady::new().into()),
+        };
+        kind.set(Kind::Done);
+        Poll::Ready(output)
     }
 }
 

@@ -26,6 +26,7 @@ pin_project! {
     enum Kind<F> {
         Called { #[pin] future: F, permit: Option<Permit> },
         Failed { error: Option<BoxError> },
+        Done,
     }
 }
 
@@ -57,19 +58,24 @@ where
     type Output = Result<M::Output<T>, BoxError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().kind.project() {
+        let mut kind = self.project().kind;
+        let output = match kind.as_mut().project() {
             KindProj::Called { future, permit } => {
                 let outcome = ready!(future.poll(cx));
                 let permit = permit.take();
-                Poll::Ready(match outcome {
+                match outcome {
                     Ok(response) => Ok(M::finish(response, permit)),
                     Err(error) => Err(error.into()),
-                })
+                }
             }
-            KindProj::Failed { error } => Poll::Ready(Err(error
+            KindProj::Failed { error } => Err(error
                 .take()
-                .unwrap_or_else(|| crate::error::NotReady::new().into()))),
-        }
+                .unwrap_or_else(|| crate::error::NotReady::new().into())),
+            // Polled after completion: an error, never a panic.
+            KindProj::Done => Err(crate::error::NotReady::new().into()),
+        };
+        kind.set(Kind::Done);
+        Poll::Ready(output)
     }
 }
 
