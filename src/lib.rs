@@ -82,6 +82,7 @@ pub mod load_shed;
 pub mod semaphore;
 mod sync;
 pub mod time;
+pub mod worker;
 
 pub use admission::{Admission, Policy, Stats};
 pub use error::{BoxError, Expired, Overloaded};

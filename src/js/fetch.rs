@@ -58,6 +58,7 @@ export function withSignal(init, signal) {
 extern "C" {
     /// Wraps `response` so that `release` runs once its body has been read
     /// to the end, errored or been cancelled (at once if it has no body).
+    #[cfg(feature = "js")]
     #[wasm_bindgen(js_name = holdUntilBodyDone)]
     pub(crate) fn hold_until_body_done(response: &JsValue, release: JsValue) -> JsValue;
 
@@ -67,6 +68,7 @@ extern "C" {
         -> Result<js_sys::Promise, JsValue>;
 
     /// A copy of `init` whose `signal` also aborts when `signal` does.
+    #[cfg(feature = "js")]
     #[wasm_bindgen(js_name = withSignal)]
     pub(crate) fn with_signal(init: &JsValue, signal: &web_sys::AbortSignal) -> JsValue;
 }

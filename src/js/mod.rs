@@ -5,13 +5,18 @@
 //! contract's errors, and a `fetch` whose permit lives as long as its body.
 //! Futures run on wasm-bindgen-futures, woken by JavaScript promises.
 
+#[cfg(feature = "js")]
 mod abort;
 mod clock;
+#[cfg(feature = "js")]
 mod errors;
-mod fetch;
+pub(crate) mod fetch;
+#[cfg(feature = "js")]
 mod limiter;
+#[cfg(feature = "js")]
 mod options;
-mod race;
+pub(crate) mod race;
 
 pub use clock::{JsClock, JsSleep};
+#[cfg(feature = "js")]
 pub use limiter::Limiter;

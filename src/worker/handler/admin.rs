@@ -1,0 +1,51 @@
+//! `/__edgeshed/stats` and `/__edgeshed/metrics`: outside the global limit,
+//! guarded by `statsToken` when one is configured.
+
+use super::respond::{error_json, ResponseParts};
+use super::state::Gateway;
+use crate::worker::metrics::{render_prometheus, render_stats_json};
+use wasm_bindgen::JsValue;
+
+/// Compares in time independent of where the strings differ.
+fn same_secret(given: &str, expected: &str) -> bool {
+    let (given, expected) = (given.as_bytes(), expected.as_bytes());
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}
+
+pub(crate) fn respond(
+    gateway: &Gateway,
+    request: &web_sys::Request,
+    path: &str,
+) -> Result<web_sys::Response, JsValue> {
+    if let Some(token) = &gateway.config.stats_token {
+        let given = request.headers().get("authorization")?.unwrap_or_default();
+        let authorized = given
+            .strip_prefix("Bearer ")
+            .is_some_and(|given| same_secret(given.trim(), token));
+        if !authorized {
+            return ResponseParts::json(401, error_json("unauthorized", &[]))
+                .header("www-authenticate", "Bearer realm=\"edgeshed\"")
+                .into_response();
+        }
+    }
+    match path {
+        "/__edgeshed/stats" => {
+            let body = gateway.with_scopes(render_stats_json);
+            ResponseParts::json(200, body)
+                .header("cache-control", "no-store")
+                .into_response()
+        }
+        "/__edgeshed/metrics" => {
+            let body = gateway.with_scopes(render_prometheus);
+            ResponseParts::text(200, "text/plain; version=0.0.4; charset=utf-8", body)
+                .header("cache-control", "no-store")
+                .into_response()
+        }
+        _ => ResponseParts::json(404, error_json("not_found", &[])).into_response(),
+    }
+}

@@ -1,0 +1,91 @@
+//! The worker's fetch handler (wasm32, `worker` feature): routes, admission,
+//! fan-out, proxying, status mapping and metrics, on web-sys types.
+//!
+//! The JavaScript entry (`worker/index.mjs`) only instantiates the module and
+//! forwards `fetch(request, env, ctx)` to [`handle`].
+
+mod admin;
+mod convert;
+mod fanout;
+mod join;
+mod origin_call;
+mod proxy;
+mod respond;
+mod state;
+
+use crate::js::JsClock;
+use crate::time::Clock;
+use respond::{error_json, ResponseParts};
+use state::Gateway;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+/// Handles one request. The promise always resolves to a `Response`: every
+/// failure is mapped to a status, never thrown.
+#[wasm_bindgen]
+pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::Promise {
+    future_to_promise(async move {
+        let response = match route(request, env, ctx).await {
+            Ok(response) => response,
+            Err(error) => {
+                let message = error
+                    .as_string()
+                    .or_else(|| {
+                        js_sys::Reflect::get(&error, &"message".into())
+                            .ok()?
+                            .as_string()
+                    })
+                    .unwrap_or_else(|| "internal error".into());
+                ResponseParts::json(500, error_json("internal", &[("message", &message)]))
+                    .into_response()?
+            }
+        };
+        Ok(response.into())
+    })
+}
+
+async fn route(
+    request: web_sys::Request,
+    env: JsValue,
+    ctx: JsValue,
+) -> Result<web_sys::Response, JsValue> {
+    let entry = JsClock.now();
+    let gateway = match Gateway::for_isolate(&env) {
+        Ok(gateway) => gateway,
+        Err(error) => {
+            let body = error_json("config", &[("message", error.message())]);
+            return ResponseParts::json(500, body).into_response();
+        }
+    };
+    let url = web_sys::Url::new(&request.url())?;
+    let path = url.pathname();
+    if path.starts_with("/__edgeshed/") {
+        return admin::respond(&gateway, &request, &path);
+    }
+    match gateway.config.route(&path) {
+        None => ResponseParts::json(404, error_json("not_found", &[]))
+            .timing("admission", core::time::Duration::ZERO)
+            .into_response(),
+        Some(crate::worker::config::Route::FanOut {
+            deadline, calls, ..
+        }) => {
+            let deadline = deadline.map(|budget| entry + budget);
+            fanout::respond(&gateway, &request, entry, deadline, calls).await
+        }
+        Some(crate::worker::config::Route::Proxy { prefix, origin }) => {
+            let rest = path.get(prefix.len()..).unwrap_or_default().to_string();
+            let query = url.search();
+            let query = query.strip_prefix('?').map(str::to_string);
+            proxy::respond(
+                &gateway,
+                request,
+                ctx,
+                entry,
+                *origin,
+                &rest,
+                query.as_deref(),
+            )
+            .await
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Prefix routes: stream the request to one origin and its answer back,
+//! holding the global and the origin permit until the body has been sent.
+
+use super::origin_call::{admit_origin, fetch_within, time_limit, AbortOnDrop, Failure};
+use super::respond::{error_json, ResponseParts};
+use super::state::Gateway;
+use crate::admission::AdmitError;
+use crate::js::JsClock;
+use crate::time::{Clock, Instant};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(inline_js = r#"
+export function pipeHeld(body, release, ctx) {
+  // Piping into an IdentityTransformStream inside waitUntil settles both when
+  // the body ends and when the client goes away, so the permits always come
+  // back (a pull/cancel wrapper misses client disconnects in workerd).
+  const { readable, writable } = new IdentityTransformStream();
+  const done = body.pipeTo(writable).then(release, release);
+  if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(done);
+  return readable;
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = pipeHeld, catch)]
+    fn pipe_held(
+        body: &web_sys::ReadableStream,
+        release: JsValue,
+        ctx: &JsValue,
+    ) -> Result<web_sys::ReadableStream, JsValue>;
+}
+
+/// Headers that describe one connection, not the message: never forwarded.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The headers of `from` minus hop-by-hop ones (and those named in
+/// `Connection`), minus `extra_excluded`.
+fn forwardable(from: &web_sys::Headers, extra_excluded: &[&str]) -> Vec<(String, String)> {
+    let named: Vec<String> = from
+        .get("connection")
+        .ok()
+        .flatten()
+        .map(|value| {
+            value
+                .split(',')
+                .map(|v| v.trim().to_ascii_lowercase())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut kept = Vec::new();
+    let Ok(Some(entries)) = js_sys::try_iter(from) else {
+        return kept;
+    };
+    for entry in entries.flatten() {
+        let pair = js_sys::Array::from(&entry);
+        let (Some(name), Some(value)) = (pair.get(0).as_string(), pair.get(1).as_string()) else {
+            continue;
+        };
+        let lower = name.to_ascii_lowercase();
+        if HOP_BY_HOP.contains(&lower.as_str())
+            || named.contains(&lower)
+            || extra_excluded.contains(&lower.as_str())
+        {
+            continue;
+        }
+        kept.push((lower, value));
+    }
+    kept
+}
+
+fn not_found() -> Result<web_sys::Response, JsValue> {
+    ResponseParts::json(404, error_json("not_found", &[])).into_response()
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn respond(
+    gateway: &Gateway,
+    request: web_sys::Request,
+    ctx: JsValue,
+    entry: Instant,
+    origin_index: usize,
+    rest: &str,
+    query: Option<&str>,
+) -> Result<web_sys::Response, JsValue> {
+    let Some(origin) = gateway.config.origins.get(origin_index) else {
+        return not_found();
+    };
+    // The client never picks the host: the URL is built from the configured
+    // origin, and checked once more by the platform's URL parser.
+    let Ok(target) = origin.url.join_untrusted(rest, query) else {
+        return not_found();
+    };
+    match web_sys::Url::new(&target) {
+        Ok(parsed) if parsed.origin() == origin.url.origin() => {}
+        _ => return not_found(),
+    }
+    let retry_after = gateway.config.retry_after_seconds.to_string();
+
+    let admitted = gateway.global.admit().await;
+    let global_wait = JsClock.now().saturating_duration_since(entry);
+    gateway
+        .metrics
+        .borrow_mut()
+        .global_wait
+        .observe(global_wait);
+    let global_permit = match admitted {
+        Ok(permit) => permit,
+        Err(AdmitError::Overloaded(_) | AdmitError::Closed | AdmitError::Expired) => {
+            return ResponseParts::json(503, error_json("overloaded", &[("scope", "global")]))
+                .header("retry-after", &retry_after)
+                .timing("admission", global_wait)
+                .into_response()
+        }
+    };
+    let scope = format!("origin:{}", origin.name);
+    let (origin_permit, origin_wait) = match admit_origin(gateway, origin_index, None).await {
+        Ok(admitted) => admitted,
+        Err(_) => {
+            return ResponseParts::json(503, error_json("overloaded", &[("scope", &scope)]))
+                .header("retry-after", &retry_after)
+                .timing("admission", global_wait)
+                .into_response()
+        }
+    };
+
+    let init = web_sys::RequestInit::new();
+    let method = request.method();
+    init.set_method(&method);
+    let headers = web_sys::Headers::new()?;
+    for (name, value) in forwardable(&request.headers(), &["host", "content-length"]) {
+        headers.append(&name, &value)?;
+    }
+    init.set_headers(&headers);
+    if method != "GET" && method != "HEAD" {
+        if let Some(body) = request.body() {
+            init.set_body(&body);
+        }
+    }
+    init.set_redirect(web_sys::RequestRedirect::Manual);
+    let abort = AbortOnDrop::new()?;
+    let started = JsClock.now();
+    let fetched = fetch_within(&target, &init, time_limit(None, origin.timeout), &abort).await;
+    let took = JsClock.now().saturating_duration_since(started);
+    if let Some(histogram) = gateway
+        .metrics
+        .borrow_mut()
+        .origin_duration
+        .get_mut(origin_index)
+    {
+        histogram.observe(took);
+    }
+    let timed = |parts: ResponseParts| {
+        parts
+            .timing("admission", global_wait)
+            .timing(&format!("{}-queue", origin.name), origin_wait)
+            .timing(&origin.name, took)
+    };
+    let response = match fetched {
+        Ok(response) => response,
+        Err(Failure::Timeout | Failure::Deadline) => {
+            return timed(ResponseParts::json(
+                504,
+                error_json("timeout", &[("origin", &origin.name)]),
+            ))
+            .into_response()
+        }
+        Err(_) => {
+            return timed(ResponseParts::json(
+                502,
+                error_json("bad_gateway", &[("origin", &origin.name)]),
+            ))
+            .into_response()
+        }
+    };
+    abort.disarm();
+    let headers = forwardable(&response.headers(), &["content-length"]);
+    let body = match response.body() {
+        None => None,
+        Some(body) => {
+            let release = Closure::once_into_js(move || {
+                drop(origin_permit);
+                drop(global_permit);
+            });
+            Some(pipe_held(&body, release, &ctx)?)
+        }
+    };
+    timed(ResponseParts::stream(response.status(), body, headers)).into_response()
+}

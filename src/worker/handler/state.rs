@@ -1,0 +1,100 @@
+//! The isolate's gateway: configuration and limiters, created on the first
+//! request and shared by every request the isolate handles.
+
+use super::convert::config_value;
+use crate::admission::Admission;
+use crate::js::JsClock;
+use crate::worker::config::{Config, ConfigError};
+use crate::worker::metrics::{Histogram, ScopeMetrics};
+use core::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+
+/// The embedded demo configuration, used when the `EDGESHED` binding is absent.
+pub(crate) const DEMO_CONFIG: &str = include_str!("../../../worker/demo-config.json");
+
+/// Configuration, limiters and metrics of this isolate.
+pub(crate) struct Gateway {
+    pub(crate) config: Config,
+    pub(crate) global: Admission<JsClock>,
+    /// One limiter per origin, in `config.origins` order.
+    pub(crate) origins: Vec<Admission<JsClock>>,
+    pub(crate) metrics: RefCell<Metrics>,
+}
+
+/// Histograms of the isolate.
+#[derive(Default)]
+pub(crate) struct Metrics {
+    pub(crate) global_wait: Histogram,
+    pub(crate) origin_wait: Vec<Histogram>,
+    pub(crate) origin_duration: Vec<Histogram>,
+}
+
+thread_local! {
+    /// `None` until the first request; then the gateway or why it is invalid.
+    static GATEWAY: RefCell<Option<Result<Rc<Gateway>, ConfigError>>> = const { RefCell::new(None) };
+}
+
+impl Gateway {
+    /// The isolate's gateway, built from `env.EDGESHED` on first use. An
+    /// invalid configuration is remembered too: every request answers 500.
+    pub(crate) fn for_isolate(env: &JsValue) -> Result<Rc<Gateway>, ConfigError> {
+        GATEWAY.with(|cell| {
+            cell.borrow_mut()
+                .get_or_insert_with(|| Gateway::from_env(env).map(Rc::new))
+                .clone()
+        })
+    }
+
+    fn from_env(env: &JsValue) -> Result<Gateway, ConfigError> {
+        let value = config_value(env)?;
+        let config = Config::from_value(&value)?;
+        let global = Admission::new(config.global.max_in_flight, config.global.policy(), JsClock);
+        let origins = config
+            .origins
+            .iter()
+            .map(|origin| {
+                Admission::new(origin.limit.max_in_flight, origin.limit.policy(), JsClock)
+            })
+            .collect::<Vec<_>>();
+        let metrics = Metrics {
+            global_wait: Histogram::default(),
+            origin_wait: vec![Histogram::default(); origins.len()],
+            origin_duration: vec![Histogram::default(); origins.len()],
+        };
+        Ok(Gateway {
+            config,
+            global,
+            origins,
+            metrics: RefCell::new(metrics),
+        })
+    }
+
+    /// Every scope's stats and histograms, global first.
+    pub(crate) fn with_scopes<T>(&self, render: impl FnOnce(&[ScopeMetrics<'_>]) -> T) -> T {
+        let metrics = self.metrics.borrow();
+        let names: Vec<String> = self
+            .config
+            .origins
+            .iter()
+            .map(|origin| format!("origin:{}", origin.name))
+            .collect();
+        let mut scopes = vec![ScopeMetrics {
+            scope: "global",
+            stats: self.global.stats(),
+            admission_wait: &metrics.global_wait,
+            origin_duration: None,
+        }];
+        for (index, admission) in self.origins.iter().enumerate() {
+            if let (Some(name), Some(wait)) = (names.get(index), metrics.origin_wait.get(index)) {
+                scopes.push(ScopeMetrics {
+                    scope: name,
+                    stats: admission.stats(),
+                    admission_wait: wait,
+                    origin_duration: metrics.origin_duration.get(index),
+                });
+            }
+        }
+        render(&scopes)
+    }
+}

@@ -1,0 +1,199 @@
+//! Counters and histograms of the worker, rendered as JSON (`/__edgeshed/stats`)
+//! and in the Prometheus text exposition format (`/__edgeshed/metrics`).
+
+use crate::admission::Stats;
+use core::fmt::Write;
+use core::time::Duration;
+
+/// Histogram bucket upper bounds, in seconds.
+const BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// A cumulative histogram of durations with fixed buckets.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Histogram {
+    /// Observations per bucket (not cumulative), plus one for `+Inf`.
+    counts: [u64; BUCKETS.len() + 1],
+    sum_seconds: f64,
+    count: u64,
+}
+
+impl Histogram {
+    /// Records one duration.
+    pub fn observe(&mut self, duration: Duration) {
+        let seconds = duration.as_secs_f64();
+        let bucket = BUCKETS
+            .iter()
+            .position(|bound| seconds <= *bound)
+            .unwrap_or(BUCKETS.len());
+        if let Some(count) = self.counts.get_mut(bucket) {
+            *count += 1;
+        }
+        self.sum_seconds += seconds;
+        self.count += 1;
+    }
+
+    /// How many durations were recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    fn render(&self, out: &mut String, name: &str, label: &str) {
+        let mut cumulative = 0;
+        for (bound, count) in BUCKETS.iter().zip(self.counts.iter()) {
+            cumulative += count;
+            let _ = writeln!(out, "{name}_bucket{{{label},le=\"{bound}\"}} {cumulative}");
+        }
+        let _ = writeln!(out, "{name}_bucket{{{label},le=\"+Inf\"}} {}", self.count);
+        let _ = writeln!(out, "{name}_sum{{{label}}} {}", self.sum_seconds);
+        let _ = writeln!(out, "{name}_count{{{label}}} {}", self.count);
+    }
+}
+
+/// One limiter's numbers: its scope (`global` or `origin:<name>`), its
+/// admission stats and its histograms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScopeMetrics<'a> {
+    /// `global`, or `origin:<name>`.
+    pub scope: &'a str,
+    /// The limiter's state and counters.
+    pub stats: Stats,
+    /// Time spent waiting for admission.
+    pub admission_wait: &'a Histogram,
+    /// Time the origin took to answer (origins only).
+    pub origin_duration: Option<&'a Histogram>,
+}
+
+fn stats_json(stats: &Stats) -> String {
+    format!(
+        "{{\"inFlight\":{},\"queued\":{},\"admitted\":{},\"shed\":{},\"queueTimeouts\":{},\"limit\":{}}}",
+        stats.in_flight, stats.queued, stats.admitted, stats.shed, stats.queue_timeouts, stats.limit
+    )
+}
+
+/// `{"global": {...}, "origins": {"<name>": {...}}}` for `/__edgeshed/stats`.
+pub fn render_stats_json(scopes: &[ScopeMetrics<'_>]) -> String {
+    let mut global = String::from("null");
+    let mut origins = Vec::new();
+    for scope in scopes {
+        match scope.scope.strip_prefix("origin:") {
+            Some(name) => origins.push(format!("\"{name}\":{}", stats_json(&scope.stats))),
+            None => global = stats_json(&scope.stats),
+        }
+    }
+    format!(
+        "{{\"global\":{global},\"origins\":{{{}}}}}",
+        origins.join(",")
+    )
+}
+
+/// A metric family derived from [`Stats`]: name, type, help, value.
+type Family = (&'static str, &'static str, &'static str, fn(&Stats) -> u64);
+
+/// The Prometheus text exposition (version 0.0.4) of every scope.
+pub fn render_prometheus(scopes: &[ScopeMetrics<'_>]) -> String {
+    let mut out = String::new();
+    let families: [Family; 6] = [
+        (
+            "edgeshed_in_flight",
+            "gauge",
+            "Requests holding a permit.",
+            |s| s.in_flight as u64,
+        ),
+        (
+            "edgeshed_queued",
+            "gauge",
+            "Requests waiting for a permit.",
+            |s| s.queued as u64,
+        ),
+        (
+            "edgeshed_limit",
+            "gauge",
+            "Configured maximum in flight.",
+            |s| s.limit as u64,
+        ),
+        (
+            "edgeshed_admitted_total",
+            "counter",
+            "Requests admitted.",
+            |s| s.admitted,
+        ),
+        (
+            "edgeshed_shed_total",
+            "counter",
+            "Requests rejected at once.",
+            |s| s.shed,
+        ),
+        (
+            "edgeshed_queue_timeouts_total",
+            "counter",
+            "Requests rejected after their queue timeout.",
+            |s| s.queue_timeouts,
+        ),
+    ];
+    for (name, kind, help, value) in families {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        for scope in scopes {
+            let _ = writeln!(
+                out,
+                "{name}{{scope=\"{}\"}} {}",
+                scope.scope,
+                value(&scope.stats)
+            );
+        }
+    }
+    let name = "edgeshed_admission_wait_seconds";
+    let _ = writeln!(out, "# HELP {name} Time spent waiting for admission.");
+    let _ = writeln!(out, "# TYPE {name} histogram");
+    for scope in scopes {
+        scope
+            .admission_wait
+            .render(&mut out, name, &format!("scope=\"{}\"", scope.scope));
+    }
+    let name = "edgeshed_origin_duration_seconds";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Time from calling an origin to its response headers."
+    );
+    let _ = writeln!(out, "# TYPE {name} histogram");
+    for scope in scopes {
+        if let (Some(histogram), Some(origin)) =
+            (scope.origin_duration, scope.scope.strip_prefix("origin:"))
+        {
+            histogram.render(&mut out, name, &format!("origin=\"{origin}\""));
+        }
+    }
+    out
+}
+
+/// One `Server-Timing` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    /// The metric name (a token).
+    pub name: String,
+    /// Its duration.
+    pub duration: Duration,
+    /// An optional description.
+    pub description: Option<String>,
+}
+
+/// The `Server-Timing` header value for `timings`.
+pub fn server_timing(timings: &[Timing]) -> String {
+    timings
+        .iter()
+        .map(|t| {
+            let millis = t.duration.as_secs_f64() * 1000.0;
+            match &t.description {
+                Some(desc) => format!(
+                    "{};desc=\"{}\";dur={millis:.1}",
+                    t.name,
+                    desc.replace(['"', '\\'], "")
+                ),
+                None => format!("{};dur={millis:.1}", t.name),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,185 @@
+//! Origin URLs and the joining of request paths onto them, such that a
+//! client can never choose the host — nor leave the origin's base path.
+
+use core::fmt;
+
+/// A validated origin base URL: `http(s)://host[:port][/base/path]`, without
+/// user info, query or fragment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OriginUrl {
+    /// `scheme://host[:port]`, lower-cased scheme and host.
+    origin: String,
+    /// The base path without a trailing slash (`""` for the root).
+    base_path: String,
+}
+
+/// Why a proxied path was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathRefused {
+    /// `..` segments would climb above the origin's base path.
+    EscapesBase,
+    /// A character that has no business in a URL path (backslash, control).
+    BadCharacter,
+}
+
+impl fmt::Display for PathRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::EscapesBase => "path climbs above the origin's base path",
+            Self::BadCharacter => "path contains a character not allowed in a URL path",
+        })
+    }
+}
+
+fn is_host_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '.' || c == '-'
+}
+
+impl OriginUrl {
+    /// Parses and validates an origin URL; the error says what is wrong.
+    pub fn parse(url: &str) -> Result<OriginUrl, String> {
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| format!("must be an absolute http(s) URL, got \"{url}\""))?;
+        let scheme = scheme.to_ascii_lowercase();
+        if scheme != "http" && scheme != "https" {
+            return Err(format!("must use http or https, got \"{url}\""));
+        }
+        if rest.contains(['?', '#']) {
+            return Err(format!("must not have a query or fragment, got \"{url}\""));
+        }
+        let (authority, path) = match rest.find('/') {
+            Some(at) => rest.split_at(at),
+            None => (rest, ""),
+        };
+        if authority.contains('@') {
+            return Err(format!("must not contain user info, got \"{url}\""));
+        }
+        let (host, port) = split_host_port(authority);
+        let host_ok = if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']'))
+        {
+            !inner.is_empty()
+                && inner
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+        } else {
+            !host.is_empty() && host.chars().all(is_host_char)
+        };
+        if !host_ok {
+            return Err(format!("has an invalid host, got \"{url}\""));
+        }
+        if let Some(port) = port {
+            let valid = !port.is_empty()
+                && port.len() <= 5
+                && port.chars().all(|c| c.is_ascii_digit())
+                && port.parse::<u32>().is_ok_and(|p| (1..=65_535).contains(&p));
+            if !valid {
+                return Err(format!("has an invalid port, got \"{url}\""));
+            }
+        }
+        if path
+            .chars()
+            .any(|c| c.is_control() || c == '\\' || c == ' ')
+        {
+            return Err(format!("has an invalid path, got \"{url}\""));
+        }
+        let segments = normalize_segments(path.split('/'))
+            .map_err(|_| format!("has a path with \"..\" segments, got \"{url}\""))?;
+        let base_path = segments.iter().map(|s| format!("/{s}")).collect::<String>();
+        let authority = authority.to_ascii_lowercase();
+        Ok(OriginUrl {
+            origin: format!("{scheme}://{authority}"),
+            base_path,
+        })
+    }
+
+    /// `scheme://host[:port]`: what every URL built from this one starts with.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The base path (`""` for the root).
+    pub fn base_path(&self) -> &str {
+        &self.base_path
+    }
+
+    /// The URL of a configured fan-out path (trusted configuration).
+    pub fn join_configured(&self, path: &str) -> String {
+        format!("{}{}{}", self.origin, self.base_path, path)
+    }
+
+    /// The URL for the untrusted remainder `rest` of a proxied request path
+    /// (everything after the route prefix, still percent-encoded) and its
+    /// query. Empty and `.` segments are dropped, `..` resolved within the
+    /// base path, percent-encoded dots included; the host is never taken from
+    /// the request.
+    pub fn join_untrusted(&self, rest: &str, query: Option<&str>) -> Result<String, PathRefused> {
+        if rest.chars().any(|c| c.is_control() || c == '\\') {
+            return Err(PathRefused::BadCharacter);
+        }
+        let segments = normalize_segments(rest.split('/'))?;
+        let mut url = format!("{}{}", self.origin, self.base_path);
+        for segment in &segments {
+            url.push('/');
+            url.push_str(segment);
+        }
+        if segments.is_empty() || rest.ends_with('/') {
+            url.push('/');
+        }
+        if let Some(query) = query.filter(|q| !q.is_empty()) {
+            if query.chars().any(|c| c.is_control() || c == '#') {
+                return Err(PathRefused::BadCharacter);
+            }
+            url.push('?');
+            url.push_str(query);
+        }
+        Ok(url)
+    }
+}
+
+/// Splits `host[:port]`, where host may be a bracketed IPv6 literal.
+fn split_host_port(authority: &str) -> (&str, Option<&str>) {
+    if authority.starts_with('[') {
+        return match authority.find(']') {
+            Some(end) => {
+                let (host, after) = authority.split_at(end + 1);
+                (host, after.strip_prefix(':'))
+            }
+            None => (authority, None),
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    }
+}
+
+/// Whether a raw segment is `.` or `..`, percent-encoded dots included.
+fn dot_segment(segment: &str) -> Option<bool> {
+    let lower = segment.to_ascii_lowercase();
+    match lower.as_str() {
+        "." | "%2e" => Some(false),
+        ".." | ".%2e" | "%2e." | "%2e%2e" => Some(true),
+        _ => None,
+    }
+}
+
+/// Resolves `.`/`..` and drops empty segments; `..` past the start is refused.
+fn normalize_segments<'a>(
+    segments: impl Iterator<Item = &'a str>,
+) -> Result<Vec<&'a str>, PathRefused> {
+    let mut kept = Vec::new();
+    for segment in segments {
+        match dot_segment(segment) {
+            Some(true) => {
+                if kept.pop().is_none() {
+                    return Err(PathRefused::EscapesBase);
+                }
+            }
+            Some(false) => {}
+            None if segment.is_empty() => {}
+            None => kept.push(segment),
+        }
+    }
+    Ok(kept)
+}
