@@ -3,16 +3,17 @@
 //! (no criterion, to keep build time low).
 //!
 //! ```text
-//! cargo bench --bench core              # full run (~10 s)
-//! cargo bench --bench core -- --quick   # smoke run (~1 s)
-//! cargo bench --bench core -- --only "edgeshed CL"   # a subset of cases
+//! cargo bench --bench core                          # full run (~4 s of measuring)
+//! cargo bench --bench core -- --quick               # smoke run (~0.2 s of measuring)
+//! cargo bench --bench core -- --only "edgeshed CL"  # only cases whose label contains it
 //! ```
 //!
 //! Every case runs once as warm-up, then for several rounds of a fixed
 //! iteration count; the libraries are interleaved within each round (with a
 //! rotating order) so that drift from other load hits both alike. The table
-//! shows the median ns/op over the rounds, and min–max in brackets.
-//! See `BENCHMARKS.md` for what each scenario means.
+//! shows the median ns/op over the rounds (on-CPU time: wall-clock minus the
+//! thread's run-queue wait), min–max in brackets, and the wall-clock median.
+//! See `BENCHMARKS.md` for what each scenario means and for results.
 
 #![allow(
     clippy::unwrap_used,
@@ -91,6 +92,45 @@ where
         ok += n;
     }
     ok
+}
+
+/// The same 64 callers as spawned tasks on a `LocalSet` (`spawn_local`)
+/// instead of one `FuturesUnordered`.
+async fn drive_local<S>(callers: Vec<S>, m: u64) -> u64
+where
+    S: Service<u64, Response = u64> + 'static,
+    S::Error: Debug,
+{
+    let local = tokio::task::LocalSet::new();
+    local
+        .run_until(async move {
+            let tasks: Vec<_> = callers
+                .into_iter()
+                .map(|mut svc| tokio::task::spawn_local(async move { drive(&mut svc, m).await }))
+                .collect();
+            let mut ok = 0;
+            for task in tasks {
+                ok += task.await.unwrap();
+            }
+            ok
+        })
+        .await
+}
+
+/// Runs the contended workload over 64 clones of `svc` (cloned before timing)
+/// under the chosen driver.
+fn contend<S>(rt: &tokio::runtime::Runtime, local: bool, svc: S, m: u64) -> Sample
+where
+    S: Service<u64, Response = u64> + Clone + 'static,
+    S::Error: Debug,
+{
+    let expect = m * CALLERS as u64;
+    let callers = vec![svc; CALLERS];
+    if local {
+        timed(rt, drive_local(callers, m), expect)
+    } else {
+        timed(rt, drive_contended(callers, m), expect)
+    }
 }
 
 // Inner services.
@@ -194,6 +234,8 @@ struct Group {
     cases: Vec<Case>,
     /// (edgeshed case, tower case) index pairs to print a ratio for.
     ratios: Vec<(usize, usize)>,
+    /// A case without any limiter: ratios are also printed net of it.
+    baseline: Option<usize>,
 }
 
 fn measure(rt: &tokio::runtime::Runtime, groups: &mut [Group], rounds: usize) {
@@ -245,6 +287,15 @@ fn report(groups: &[Group]) {
                 e.min() / t.min(),
                 e.wall_median() / t.wall_median()
             );
+            if let Some(b) = g.baseline {
+                let b = g.cases[b].median();
+                println!(
+                    "  ratio net of baseline (limiter cost only)        = {:.2}  ({:.1} vs {:.1} ns/op above baseline)",
+                    (e.median() - b) / (t.median() - b),
+                    e.median() - b,
+                    t.median() - b
+                );
+            }
         }
     }
 }
@@ -316,25 +367,24 @@ fn uncontended(n: u64) -> Group {
         arg: n,
         cases,
         ratios: vec![(1, 2), (3, 4), (5, 4)],
+        baseline: None,
     }
 }
 
 const CALLERS: usize = 64;
 const CONTENDED_LIMIT: usize = 4;
 
-fn contended(m: u64) -> Group {
-    let total = m * CALLERS as u64;
+fn contended(m: u64, local: bool) -> Group {
     let cases = vec![
         Case::new("baseline: inner (yields once), no limiter", move |rt, m| {
-            let svc = tower::service_fn(echo_yield);
-            timed(rt, drive_contended(vec![svc; CALLERS], m), total)
+            contend(rt, local, tower::service_fn(echo_yield), m)
         }),
         Case::new(
             "edgeshed CL: ConcurrencyLimit::new(inner, 4)",
             move |rt, m| {
                 let svc =
                     edgeshed::ConcurrencyLimit::new(tower::service_fn(echo_yield), CONTENDED_LIMIT);
-                timed(rt, drive_contended(vec![svc; CALLERS], m), total)
+                contend(rt, local, svc, m)
             },
         ),
         Case::new(
@@ -344,16 +394,21 @@ fn contended(m: u64) -> Group {
                     tower::service_fn(echo_yield),
                     CONTENDED_LIMIT,
                 );
-                timed(rt, drive_contended(vec![svc; CALLERS], m), total)
+                contend(rt, local, svc, m)
             },
         ),
     ];
     Group {
-        title: "2. contended: limit 4, 64 callers (FuturesUnordered), response yields once",
-        ops: total,
+        title: if local {
+            "2b. contended, same workload as 64 spawn_local tasks on a LocalSet"
+        } else {
+            "2. contended: limit 4, 64 callers (FuturesUnordered), response yields once"
+        },
+        ops: m * CALLERS as u64,
         arg: m,
         cases,
         ratios: vec![(1, 2)],
+        baseline: Some(0),
     }
 }
 
@@ -402,6 +457,7 @@ fn saturated(n: u64) -> Group {
         arg: n,
         cases,
         ratios: vec![(0, 1), (2, 1)],
+        baseline: None,
     }
 }
 
@@ -504,7 +560,12 @@ fn main() {
         tower::limit::ConcurrencyLimit::new(tower::service_fn(tracked_echo), CONTENDED_LIMIT),
     );
 
-    let mut groups = vec![uncontended(n), contended(m), saturated(n)];
+    let mut groups = vec![
+        uncontended(n),
+        contended(m, false),
+        contended(m, true),
+        saturated(n),
+    ];
     if let Some(only) = &only {
         for g in &mut groups {
             g.cases.retain(|c| c.label.contains(only.as_str()));
