@@ -4,13 +4,14 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use core::time::Duration;
-use std::rc::Rc;
+use std::collections::{HashMap, HashSet};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 extern "C" {
+    /// `setTimeout(callback, ms, id)`: the callback receives the id.
     #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout(callback: &js_sys::Function, milliseconds: f64) -> JsValue;
+    fn set_timeout(callback: &js_sys::Function, milliseconds: f64, id: u32) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
     /// `performance.now()`, where the host has it.
@@ -48,72 +49,97 @@ impl Clock for JsClock {
 
 /// A `setTimeout` as a future. The timer is set on the first poll and
 /// cleared if the future is dropped first.
+///
+/// Timers share one long-lived callback that receives the timer's id, so a
+/// timer that fires late (or that the host could not clear) finds nothing to
+/// do instead of calling freed memory.
 #[must_use = "futures do nothing unless polled"]
 pub struct JsSleep {
     delay_ms: f64,
-    timer: Option<Timer>,
-}
-
-struct Timer {
-    state: Rc<RefCell<TimerState>>,
-    handle: JsValue,
-    // Keeps the callback alive as long as the timer can fire.
-    _callback: Closure<dyn FnMut()>,
+    timer: Option<(u32, JsValue)>,
 }
 
 #[derive(Default)]
-struct TimerState {
-    fired: bool,
-    waker: Option<Waker>,
+struct Timers {
+    next_id: u32,
+    /// Armed timers: the waker, and the executor task that armed it (if
+    /// any); removed when the timer fires (the id then moves to `fired`).
+    armed: HashMap<u32, (Option<Waker>, Option<u32>)>,
+    fired: HashSet<u32>,
+}
+
+thread_local! {
+    static TIMERS: RefCell<Timers> = RefCell::new(Timers::default());
+    static FIRE: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
+        let Some(id) = id.as_f64().map(|id| id as u32) else { return };
+        let armed = TIMERS.with(|timers| {
+            let mut timers = timers.borrow_mut();
+            let armed = timers.armed.remove(&id)?;
+            timers.fired.insert(id);
+            Some(armed)
+        });
+        // A timer fires in the context of the request that armed it: step
+        // that task right here instead of through a wake (see `task`).
+        match armed {
+            Some((_, Some(task))) => super::task::step(task),
+            Some((Some(waker), None)) => waker.wake(),
+            _ => {}
+        }
+    });
 }
 
 impl Future for JsSleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let delay_ms = self.delay_ms;
-        let timer = self.timer.get_or_insert_with(|| {
-            let state = Rc::new(RefCell::new(TimerState::default()));
-            let fired = Rc::clone(&state);
-            let callback = Closure::<dyn FnMut()>::new(move || {
-                let waker = {
-                    let mut state = fired.borrow_mut();
-                    state.fired = true;
-                    state.waker.take()
-                };
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
+        let Some((id, _)) = &self.timer else {
+            let id = TIMERS.with(|timers| {
+                let mut timers = timers.borrow_mut();
+                let id = timers.next_id;
+                timers.next_id = timers.next_id.wrapping_add(1);
+                timers
+                    .armed
+                    .insert(id, (Some(cx.waker().clone()), super::task::current()));
+                id
             });
             // setTimeout's delay is a signed 32-bit millisecond count.
-            let handle = set_timeout(
-                callback.as_ref().unchecked_ref(),
-                delay_ms.clamp(0.0, 2_147_483_647.0),
-            );
-            Timer {
-                state,
-                handle,
-                _callback: callback,
+            let delay = self.delay_ms.clamp(0.0, 2_147_483_647.0);
+            let handle = FIRE.with(|fire| set_timeout(fire.as_ref().unchecked_ref(), delay, id));
+            self.timer = Some((id, handle));
+            return Poll::Pending;
+        };
+        let id = *id;
+        TIMERS.with(|timers| {
+            let mut timers = timers.borrow_mut();
+            if timers.fired.contains(&id) {
+                return Poll::Ready(());
             }
-        });
-        let mut state = timer.state.borrow_mut();
-        if state.fired {
-            return Poll::Ready(());
-        }
-        match &state.waker {
-            Some(waker) if waker.will_wake(cx.waker()) => {}
-            _ => state.waker = Some(cx.waker().clone()),
-        }
-        Poll::Pending
+            if let Some((slot, task)) = timers.armed.get_mut(&id) {
+                if task.is_none() {
+                    *task = super::task::current();
+                }
+                match slot {
+                    Some(waker) if waker.will_wake(cx.waker()) => {}
+                    _ => *slot = Some(cx.waker().clone()),
+                }
+            }
+            Poll::Pending
+        })
     }
 }
 
 impl Drop for JsSleep {
     fn drop(&mut self) {
-        if let Some(timer) = &self.timer {
-            if !timer.state.borrow().fired {
-                clear_timeout(&timer.handle);
-            }
+        let Some((id, handle)) = self.timer.take() else {
+            return;
+        };
+        let was_armed = TIMERS.with(|timers| {
+            let mut timers = timers.borrow_mut();
+            timers.fired.remove(&id);
+            timers.armed.remove(&id).is_some()
+        });
+        if was_armed {
+            clear_timeout(&handle);
         }
     }
 }

@@ -6,6 +6,7 @@ use super::errors::{admit_error, deadline as deadline_error, type_error};
 use super::fetch::{global_fetch, hold_until_body_done, with_signal};
 use super::options::{call_options, limiter_options, CallOptions};
 use super::race::{first, First};
+use super::task::{spawn, RemoteWake};
 use crate::admission::{Admission, Admit};
 use crate::semaphore::Permit;
 use crate::time::{Clock, Instant};
@@ -14,7 +15,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -178,7 +179,13 @@ async fn finish_admission(
         Admitting::Admitted(permit) => return Ok(permit),
         Admitting::Waiting(admit) => admit,
     };
-    match first(admit, None::<Pending<()>>, signal.map(Aborted::new)).await {
+    match first(
+        RemoteWake::new(admit),
+        None::<Pending<()>>,
+        signal.map(Aborted::new),
+    )
+    .await
+    {
         First::Work(Ok(permit)) => Ok(permit),
         First::Work(Err(error)) => Err(admit_error(error)),
         First::Abort(reason) => Err(reason),
@@ -192,7 +199,7 @@ where
     F: Future<Output = Result<JsValue, JsValue>> + 'static,
 {
     match start() {
-        Ok(work) => future_to_promise(work),
+        Ok(work) => spawn(work),
         Err(error) => js_sys::Promise::reject(&error),
     }
 }

@@ -16,6 +16,7 @@ mod limiter;
 #[cfg(feature = "js")]
 mod options;
 pub(crate) mod race;
+pub(crate) mod task;
 
 pub use clock::{JsClock, JsSleep};
 #[cfg(feature = "js")]

@@ -31,7 +31,7 @@ pub(crate) async fn respond(
         Some(at) => gateway.global.admit_before(at),
         None => gateway.global.admit(),
     };
-    let admitted = admit.await;
+    let admitted = crate::js::task::RemoteWake::new(admit).await;
     let waited = JsClock.now().saturating_duration_since(entry);
     gateway.metrics.borrow_mut().global_wait.observe(waited);
     let _global_permit = match admitted {

@@ -18,13 +18,12 @@ use crate::time::Clock;
 use respond::{error_json, ResponseParts};
 use state::Gateway;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 /// Handles one request. The promise always resolves to a `Response`: every
 /// failure is mapped to a status, never thrown.
 #[wasm_bindgen]
 pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::Promise {
-    future_to_promise(async move {
+    crate::js::task::spawn(async move {
         let response = match route(request, env, ctx).await {
             Ok(response) => response,
             Err(error) => {

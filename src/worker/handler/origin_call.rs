@@ -70,7 +70,7 @@ pub(crate) async fn admit_origin(
         Some(at) => admission.admit_before(at),
         None => admission.admit(),
     };
-    let outcome = admit.await;
+    let outcome = crate::js::task::RemoteWake::new(admit).await;
     let waited = JsClock.now().saturating_duration_since(start);
     if let Some(histogram) = gateway.metrics.borrow_mut().origin_wait.get_mut(index) {
         histogram.observe(waited);

@@ -105,7 +105,7 @@ pub(crate) async fn respond(
     }
     let retry_after = gateway.config.retry_after_seconds.to_string();
 
-    let admitted = gateway.global.admit().await;
+    let admitted = crate::js::task::RemoteWake::new(gateway.global.admit()).await;
     let global_wait = JsClock.now().saturating_duration_since(entry);
     gateway
         .metrics
