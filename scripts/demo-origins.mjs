@@ -67,6 +67,7 @@ const stop = () => {
   recs.server.close();
   users.server.closeAllConnections();
   recs.server.closeAllConnections();
+  process.exit(0);
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);

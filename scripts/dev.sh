@@ -1,18 +1,66 @@
 #!/usr/bin/env bash
-# The "main job" command: set up the toolchain, then run the quickstart demo.
+# The main job: set up everything, then run the edgeshed gateway locally on
+# workerd (wrangler dev) with its demo configuration, in front of two demo
+# origins on 127.0.0.1. Ctrl-C stops everything.
 #
-#   bash scripts/dev.sh
+#   ./scripts/dev.sh                 # gateway on http://127.0.0.1:8787
+#   PORT=9000 ./scripts/dev.sh       # another port
+#   USERS_LATENCY_MS=200 ./scripts/dev.sh   # slower origin (see scripts/demo-origins.mjs)
 set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+PORT="${PORT:-8787}"
 
 echo "dev.sh: checking/installing tools (scripts/setup.sh)"
 bash scripts/setup.sh
-
 export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-echo
-echo "dev.sh: running the quickstart example (cargo run --example quickstart)"
-cargo run --example quickstart
-echo "dev.sh: done"
+pids=()
+stop() {
+    trap - INT TERM EXIT
+    echo
+    echo "dev.sh: stopping"
+    for pid in "${pids[@]}"; do
+        # Each child runs in its own process group: take the whole group
+        # (wrangler's workerd included) down with it.
+        kill -TERM -- "-$pid" 2>/dev/null || true
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    wait 2>/dev/null || true
+}
+trap stop INT TERM EXIT
+
+echo "dev.sh: starting the demo origins"
+setsid node scripts/demo-origins.mjs &
+pids+=($!)
+
+echo "dev.sh: starting the gateway (wrangler dev builds the wasm first)"
+CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false \
+    setsid wrangler dev --local --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false &
+pids+=($!)
+
+base="http://127.0.0.1:$PORT"
+for _ in $(seq 1 180); do
+    if curl -s -o /dev/null "$base/__edgeshed/stats"; then break; fi
+    if ! kill -0 "${pids[1]}" 2>/dev/null; then
+        echo "dev.sh: wrangler dev exited; see its output above" >&2
+        exit 1
+    fi
+    sleep 1
+done
+
+cat <<INFO
+
+edgeshed gateway is up on $base  (Ctrl-C to stop)
+
+  curl -i $base/aggregate          # fan-out to users (required) + recs (optional)
+  curl -i $base/proxy/hello?x=1    # streamed through to the users origin
+  curl -s $base/__edgeshed/stats   # limiter state and counters (JSON)
+  curl -s $base/__edgeshed/metrics # Prometheus text
+
+  # 200 concurrent requests: users admits 6 + queues 6, the rest get a fast 503
+  seq 200 | xargs -P 200 -I{} curl -s -o /dev/null -w '%{http_code}\\n' $base/aggregate | sort | uniq -c
+
+INFO
+wait

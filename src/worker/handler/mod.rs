@@ -23,7 +23,8 @@ use wasm_bindgen::prelude::*;
 /// failure is mapped to a status, never thrown.
 #[wasm_bindgen]
 pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::Promise {
-    crate::js::task::spawn(async move {
+    let keep_alive = ctx.clone();
+    let response = crate::js::task::spawn(async move {
         let response = match route(request, env, ctx).await {
             Ok(response) => response,
             Err(error) => {
@@ -40,9 +41,27 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
             }
         };
         Ok(response.into())
-    })
+    });
+    // The task holds permits until it ends. If the client goes away first,
+    // workerd cancels the request's pending I/O — and the task would never
+    // end. Registering it with waitUntil keeps the request's context (and
+    // so the task's own timers and fetches) alive until it does.
+    wait_until(&keep_alive, &response);
+    response
 }
 
+#[wasm_bindgen(inline_js = r#"
+export function waitUntilSettled(ctx, promise) {
+  if (ctx && typeof ctx.waitUntil === "function") {
+    ctx.waitUntil(promise.then(() => {}, () => {}));
+  }
+}
+"#)]
+extern "C" {
+    /// `ctx.waitUntil(promise)` (settled either way), if `ctx` has it.
+    #[wasm_bindgen(js_name = waitUntilSettled)]
+    fn wait_until(ctx: &JsValue, promise: &js_sys::Promise);
+}
 async fn route(
     request: web_sys::Request,
     env: JsValue,
