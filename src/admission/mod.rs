@@ -109,6 +109,7 @@ impl<C: Clock> Admission<C> {
 
     /// Admits without waiting, whatever the policy: `None` when full or closed.
     /// A refusal is not counted as shed.
+    #[inline]
     pub fn try_admit(&self) -> Option<Permit> {
         let permit = self.shared.semaphore.try_acquire().ok()?;
         self.shared

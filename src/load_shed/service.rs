@@ -59,6 +59,7 @@ where
     type Error = BoxError;
     type Future = ResponseFuture<S::Future>;
 
+    #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         match self.inner.poll_ready(cx) {
             Poll::Ready(Ok(())) => self.inner_ready = true,
@@ -74,6 +75,7 @@ where
         Poll::Ready(Ok(()))
     }
 
+    #[inline]
     fn call(&mut self, request: Request) -> Self::Future {
         if core::mem::take(&mut self.inner_ready) {
             ResponseFuture::called(self.inner.call(request))

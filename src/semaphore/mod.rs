@@ -132,6 +132,7 @@ impl Semaphore {
     }
 
     /// Takes a permit if one is free right now and nobody is queued for it.
+    #[inline]
     pub fn try_acquire(&self) -> Result<Permit, TryAcquireError> {
         self.inner.try_take()?;
         Ok(self.permit())
@@ -233,6 +234,7 @@ impl Semaphore {
 
 impl Inner {
     /// The lock-free fast path: one permit if one is available.
+    #[inline]
     fn try_take(&self) -> Result<(), TryAcquireError> {
         let mut state = self.state.load(Ordering::Acquire);
         loop {
@@ -255,6 +257,7 @@ impl Inner {
     }
 
     /// Returns one permit: lock-free unless somebody waits or debt is due.
+    #[inline]
     fn release(&self) {
         let mut state = self.state.load(Ordering::Acquire);
         while state & SLOW == 0 {
@@ -268,6 +271,13 @@ impl Inner {
                 Err(actual) => state = actual,
             }
         }
+        self.release_slow();
+    }
+
+    /// Returns one permit under the lock, waking the waiter it goes to.
+    #[cold]
+    #[inline(never)]
+    fn release_slow(&self) {
         let waker = {
             let mut queue = lock(&self.queue);
             self.release_locked(&mut queue)
@@ -381,6 +391,7 @@ impl Inner {
 }
 
 impl Drop for Permit {
+    #[inline]
     fn drop(&mut self) {
         self.inner.release();
     }

@@ -1,5 +1,6 @@
 use super::release::Release;
-use crate::error::BoxError;
+use crate::admission::AdmitError;
+use crate::error::{BoxError, NotReady};
 use crate::semaphore::Permit;
 use core::fmt;
 use core::future::Future;
@@ -25,12 +26,32 @@ pin_project! {
     #[project = KindProj]
     enum Kind<F> {
         Called { #[pin] future: F, permit: Option<Permit> },
-        Failed { error: Option<BoxError> },
+        Failed { error: Refusal },
         Done,
     }
 }
 
+/// Why a call fails without reaching the inner service. Small and `Copy`:
+/// the boxed error is only built when the future is polled.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Refusal {
+    /// Admission was refused.
+    Admission(AdmitError),
+    /// `call` came without readiness.
+    NotReady,
+}
+
+impl Refusal {
+    fn into_box_error(self) -> BoxError {
+        match self {
+            Refusal::Admission(error) => error.into_box_error(),
+            Refusal::NotReady => NotReady::new().into(),
+        }
+    }
+}
+
 impl<F, M> ResponseFuture<F, M> {
+    #[inline(always)]
     pub(crate) fn called(future: F, permit: Permit) -> Self {
         Self {
             kind: Kind::Called {
@@ -41,9 +62,10 @@ impl<F, M> ResponseFuture<F, M> {
         }
     }
 
-    pub(crate) fn failed(error: BoxError) -> Self {
+    #[cold]
+    pub(crate) fn failed(error: Refusal) -> Self {
         Self {
-            kind: Kind::Failed { error: Some(error) },
+            kind: Kind::Failed { error },
             _release: PhantomData,
         }
     }
@@ -57,6 +79,7 @@ where
 {
     type Output = Result<M::Output<T>, BoxError>;
 
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut kind = self.project().kind;
         let output = match kind.as_mut().project() {
@@ -68,11 +91,9 @@ where
                     Err(error) => Err(error.into()),
                 }
             }
-            KindProj::Failed { error } => Err(error
-                .take()
-                .unwrap_or_else(|| crate::error::NotReady::new().into())),
+            KindProj::Failed { error } => Err(error.into_box_error()),
             // Polled after completion: an error, never a panic.
-            KindProj::Done => Err(crate::error::NotReady::new().into()),
+            KindProj::Done => Err(NotReady::new().into()),
         };
         kind.set(Kind::Done);
         Poll::Ready(output)

@@ -1,7 +1,7 @@
-use super::future::ResponseFuture;
+use super::future::{Refusal, ResponseFuture};
 use super::release::{Release, ReleaseOnCompletion};
 use crate::admission::{Admission, AdmitError, Decision, Queued};
-use crate::error::{BoxError, NotReady};
+use crate::error::BoxError;
 use crate::semaphore::Permit;
 use crate::time::{Clock, NoClock};
 use core::fmt;
@@ -27,6 +27,7 @@ use tower_service::Service;
 pub struct ConcurrencyLimit<S, C: Clock = NoClock, M = ReleaseOnCompletion> {
     inner: S,
     admission: Admission<C>,
+    permit: Option<Permit>,
     state: State<C::Sleep>,
     _release: PhantomData<fn() -> M>,
 }
@@ -36,8 +37,6 @@ enum State<Sl> {
     Idle,
     /// Queued for a permit.
     Waiting(Queued<Sl>),
-    /// A permit is reserved for the next `call`.
-    Reserved(Permit),
     /// Admission was refused; the next `call` reports why.
     Refused(AdmitError),
 }
@@ -55,6 +54,7 @@ impl<S, C: Clock, M> ConcurrencyLimit<S, C, M> {
         Self {
             inner,
             admission,
+            permit: None,
             state: State::Idle,
             _release: PhantomData,
         }
@@ -92,45 +92,76 @@ where
     type Error = BoxError;
     type Future = ResponseFuture<S::Future, M>;
 
+    #[inline(always)]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        if self.permit.is_none() {
+            if matches!(self.state, State::Idle) {
+                self.permit = self.admission.try_admit();
+            }
+            if self.permit.is_none() {
+                if self.poll_slow(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                if self.permit.is_none() {
+                    return Poll::Ready(Ok(()));
+                }
+            }
+        }
+        match self.inner.poll_ready(cx) {
+            Poll::Ready(Err(error)) => {
+                self.permit = None;
+                Poll::Ready(Err(error.into()))
+            }
+            other => other.map_err(Into::into),
+        }
+    }
+
+    #[inline(always)]
+    fn call(&mut self, request: Request) -> Self::Future {
+        match self.permit.take() {
+            Some(permit) => ResponseFuture::called(self.inner.call(request), permit),
+            None => ResponseFuture::failed(self.refusal()),
+        }
+    }
+}
+
+impl<S, C: Clock, M> ConcurrencyLimit<S, C, M> {
+    #[inline(never)]
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         loop {
             match &mut self.state {
                 State::Idle => {
                     self.state = match self.admission.decide(None) {
-                        Decision::Admitted(permit) => State::Reserved(permit),
+                        Decision::Admitted(permit) => {
+                            self.permit = Some(permit);
+                            return Poll::Ready(());
+                        }
                         Decision::Rejected(error) => State::Refused(error),
                         Decision::Queued(queued) => State::Waiting(queued),
                     };
                 }
-                State::Waiting(queued) => {
-                    self.state = match queued.poll_admit(cx) {
-                        Poll::Pending => return Poll::Pending,
-                        Poll::Ready(Ok(permit)) => State::Reserved(permit),
-                        Poll::Ready(Err(error)) => State::Refused(error),
-                    };
-                }
-                // The call will fail; the inner service is not consulted.
-                State::Refused(_) => return Poll::Ready(Ok(())),
-                State::Reserved(_) => {
-                    return match self.inner.poll_ready(cx) {
-                        Poll::Ready(Err(error)) => {
-                            self.state = State::Idle;
-                            Poll::Ready(Err(error.into()))
-                        }
-                        other => other.map_err(Into::into),
-                    };
-                }
+                State::Waiting(queued) => match queued.poll_admit(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Ok(permit)) => {
+                        self.state = State::Idle;
+                        self.permit = Some(permit);
+                        return Poll::Ready(());
+                    }
+                    Poll::Ready(Err(error)) => self.state = State::Refused(error),
+                },
+                State::Refused(_) => return Poll::Ready(()),
             }
         }
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    #[inline(never)]
+    /// Why a `call` without a reserved permit fails.
+    fn refusal(&mut self) -> Refusal {
         match core::mem::replace(&mut self.state, State::Idle) {
-            State::Reserved(permit) => ResponseFuture::called(self.inner.call(request), permit),
-            State::Refused(error) => ResponseFuture::failed(error.into_box_error()),
-            not_ready @ (State::Idle | State::Waiting(_)) => {
+            State::Refused(error) => Refusal::Admission(error),
+            not_ready => {
                 self.state = not_ready;
-                ResponseFuture::failed(NotReady::new().into())
+                Refusal::NotReady
             }
         }
     }
@@ -148,7 +179,6 @@ impl<S: fmt::Debug, C: Clock + fmt::Debug, M> fmt::Debug for ConcurrencyLimit<S,
         let state = match self.state {
             State::Idle => "idle",
             State::Waiting(_) => "waiting",
-            State::Reserved(_) => "reserved",
             State::Refused(_) => "refused",
         };
         f.debug_struct("ConcurrencyLimit")
