@@ -269,3 +269,28 @@ fn proxied_paths_never_leave_the_configured_origin_or_its_base_path() {
         );
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5_000))]
+
+    /// Whatever the client sends after the prefix, the joined URL is either
+    /// refused or starts with the configured origin and base path followed
+    /// by `/` — so no host, port, userinfo or scheme can come from the client.
+    #[test]
+    fn no_client_input_changes_the_origin(
+        rest in "[a-zA-Z0-9./%:@?#\\\\ -]{0,40}",
+        query in proptest::option::of("[a-z0-9=&%./:@-]{0,20}"),
+    ) {
+        let url = OriginUrl::parse("https://origin.example:8443/base").unwrap();
+        if let Ok(joined) = url.join_untrusted(&rest, query.as_deref()) {
+            proptest::prop_assert!(joined.starts_with("https://origin.example:8443/base/"), "{} -> {}", rest, joined);
+            let path = joined.trim_start_matches("https://origin.example:8443");
+            proptest::prop_assert!(!path.starts_with("//"), "{} -> {}", rest, joined);
+            let path_only = path.split('?').next().unwrap_or_default();
+            for segment in path_only.split('/') {
+                let lower = segment.to_ascii_lowercase();
+                proptest::prop_assert!(lower != ".." && lower != "%2e%2e" && lower != ".%2e" && lower != "%2e.");
+            }
+        }
+    }
+}
