@@ -12,6 +12,10 @@ pub const DEFAULT_GLOBAL_MAX_IN_FLIGHT: usize = 256;
 /// An origin's `maxInFlight` when omitted: the platform's per-invocation
 /// connection limit.
 pub const DEFAULT_ORIGIN_MAX_IN_FLIGHT: usize = 6;
+/// An origin's `maxBodyBytes` when omitted: 8 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: u64 = 8 * 1024 * 1024;
+/// Largest accepted `maxBodyBytes`: 128 MiB, the isolate's memory.
+const MAX_BODY_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
 /// Largest accepted count (`maxInFlight`, `maxQueue`).
 const MAX_COUNT: f64 = 1_000_000.0;
 /// Largest accepted millisecond value (what `setTimeout` accepts).
@@ -68,6 +72,9 @@ pub struct Origin {
     pub limit: Limit,
     /// Its own time limit per call, if any.
     pub timeout: Option<Duration>,
+    /// The largest fan-out response body read into memory; larger ones fail
+    /// with 502 instead of exhausting the isolate's memory.
+    pub max_body_bytes: u64,
 }
 
 /// A route, matched against the request path.
@@ -264,6 +271,7 @@ fn origin(name: &str, value: &Value) -> Result<Origin> {
             "maxQueue",
             "queueTimeoutMs",
             "timeoutMs",
+            "maxBodyBytes",
         ],
     )?;
     let url_path = join(&path, "url");
@@ -275,6 +283,14 @@ fn origin(name: &str, value: &Value) -> Result<Origin> {
         url,
         limit: limit(entries, &path, DEFAULT_ORIGIN_MAX_IN_FLIGHT)?,
         timeout: millis(field(entries, "timeoutMs"), &join(&path, "timeoutMs"))?,
+        max_body_bytes: integer(
+            field(entries, "maxBodyBytes"),
+            &join(&path, "maxBodyBytes"),
+            1.0,
+            MAX_BODY_BYTES,
+            "a positive integer (bytes)",
+        )?
+        .map_or(DEFAULT_MAX_BODY_BYTES, |n| n as u64),
     })
 }
 

@@ -103,6 +103,13 @@ pub(crate) async fn respond(
             Failure::Unreachable => {
                 ResponseParts::json(502, error_json("bad_gateway", &[("origin", name)]))
             }
+            Failure::TooLarge => ResponseParts::json(
+                502,
+                error_json(
+                    "bad_gateway",
+                    &[("origin", name), ("reason", "body_too_large")],
+                ),
+            ),
             Failure::Status(status) => {
                 let body = format!(
                     "{{\"error\":\"bad_gateway\",\"origin\":{},\"status\":{status}}}",
@@ -146,6 +153,48 @@ pub(crate) async fn respond(
         parts = parts.header("x-edgeshed-degraded", &degraded.join(", "));
     }
     parts.into_response()
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
+export function readTextLimited(response, max) {
+  const declared = Number(response.headers.get("content-length"));
+  if (declared > max) {
+    response.__edgeshedTooLarge = true;
+    response.body?.cancel().catch(() => {});
+    return Promise.resolve(null);
+  }
+  if (response.body === null) return Promise.resolve("");
+  const reader = response.body.getReader();
+  const chunks = [];
+  let size = 0;
+  const pump = () => reader.read().then(({ done, value }) => {
+    if (done) return new TextDecoder().decode(concat(chunks, size));
+    size += value.byteLength;
+    if (size > max) {
+      response.__edgeshedTooLarge = true;
+      reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+    return pump();
+  });
+  return pump();
+}
+function concat(chunks, size) {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) { out.set(chunk, at); at += chunk.byteLength; }
+  return out;
+}
+export function tooLarge(response) { return response.__edgeshedTooLarge === true; }
+"#)]
+extern "C" {
+    /// The body as text, or `null` once it exceeds `max` bytes (reading stops there).
+    #[wasm_bindgen(js_name = readTextLimited)]
+    fn read_text_limited(response: &web_sys::Response, max: f64) -> js_sys::Promise;
+    /// Whether `readTextLimited` gave up on this response for its size.
+    #[wasm_bindgen(js_name = tooLarge)]
+    fn too_large(response: &web_sys::Response) -> bool;
 }
 
 /// Admits, fetches and reads one origin call.
@@ -216,13 +265,16 @@ async fn fetch_json(
         }
         return Err(Failure::Status(status));
     }
-    let text = within(
-        response.text().map_err(|_| Failure::Unreachable)?,
-        limit,
-        &abort,
-    )
-    .await?;
+    let body = read_text_limited(&response, origin.max_body_bytes as f64);
+    let text = within(body, limit, &abort).await?;
     abort.disarm();
-    let text = text.as_string().unwrap_or_default();
+    // `null` (not a string) means the reader gave up: the body is too large.
+    let Some(text) = text.as_string() else {
+        return Err(if too_large(&response) {
+            Failure::TooLarge
+        } else {
+            Failure::Unreachable
+        });
+    };
     Ok(js_sys::JSON::parse(&text).unwrap_or_else(|_| JsValue::from_str(&text)))
 }

@@ -27,6 +27,8 @@ pub(crate) enum Failure {
     Unreachable,
     /// Answered with a non-2xx status.
     Status(u16),
+    /// Answered with a body larger than the origin's `maxBodyBytes`.
+    TooLarge,
 }
 
 /// Aborts the fetch when dropped, unless the call completed.
