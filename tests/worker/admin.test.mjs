@@ -1,0 +1,233 @@
+// /__edgeshed/stats and /__edgeshed/metrics: shape, Prometheus text,
+// statsToken, and not being counted in the global limiter.
+import { after as afterAll, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { after, answer, gate, startOrigin } from "./support/origin.mjs";
+import { idle, serverTiming, startWorker } from "./support/worker.mjs";
+
+const SCOPE_KEYS = ["admitted", "inFlight", "limit", "queueTimeouts", "queued", "shed"];
+
+/** Parses Prometheus text exposition: { help, type, samples: [{ name, labels, value }] }. */
+function parsePrometheus(text) {
+  const help = new Map();
+  const type = new Map();
+  const samples = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    let m;
+    if ((m = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.+)$/.exec(line))) {
+      help.set(m[1], m[2]);
+    } else if ((m = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line))) {
+      type.set(m[1], m[2]);
+    } else if ((m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line))) {
+      const labels = {};
+      for (const pair of (m[2] ?? "").match(/[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"/g) ?? []) {
+        const at = pair.indexOf("=");
+        labels[pair.slice(0, at)] = pair.slice(at + 2, -1);
+      }
+      const value = Number(m[3] === "+Inf" ? Infinity : m[3]);
+      assert.ok(!Number.isNaN(value), `numeric sample value: ${line}`);
+      samples.push({ name: m[1], labels, value });
+    } else {
+      assert.fail(`not a Prometheus exposition line: ${JSON.stringify(line)}`);
+    }
+  }
+  return { help, type, samples };
+}
+
+function sample(parsed, name, labels) {
+  const found = parsed.samples.filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
+  assert.equal(found.length, 1, `exactly one ${name} ${JSON.stringify(labels)}`);
+  return found[0].value;
+}
+
+function assertHistogram(parsed, name, labels, expectedCount) {
+  assert.equal(parsed.type.get(name), "histogram", `${name} is a histogram`);
+  assert.ok(parsed.help.has(name), `${name} has HELP`);
+  const buckets = parsed.samples.filter(
+    (s) => s.name === `${name}_bucket` && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
+  assert.ok(buckets.length >= 2, `${name} has buckets for ${JSON.stringify(labels)}`);
+  let previous = -Infinity;
+  let previousCount = 0;
+  for (const b of buckets) {
+    const le = b.labels.le === "+Inf" ? Infinity : Number(b.labels.le);
+    assert.ok(le > previous, `${name} buckets in increasing le`);
+    assert.ok(b.value >= previousCount, `${name} buckets are cumulative`);
+    previous = le;
+    previousCount = b.value;
+  }
+  assert.equal(buckets.at(-1).labels.le, "+Inf");
+  const count = sample(parsed, `${name}_count`, labels);
+  const sum = sample(parsed, `${name}_sum`, labels);
+  assert.equal(buckets.at(-1).value, count, `${name} +Inf bucket equals _count`);
+  assert.ok(sum >= 0);
+  if (expectedCount !== undefined) assert.equal(count, expectedCount, `${name}_count ${JSON.stringify(labels)}`);
+}
+
+describe("stats and metrics (open)", () => {
+  let users, recs, worker;
+  before(async () => {
+    users = await startOrigin("users");
+    recs = await startOrigin("recs");
+    users.behave(answer({ id: 1 }));
+    recs.behave(answer({ items: [1] }));
+    worker = await startWorker({
+      global: { maxInFlight: 5, maxQueue: 3, queueTimeoutMs: 40 },
+      origins: {
+        users: { url: users.url, maxInFlight: 4, maxQueue: 2, queueTimeoutMs: 30 },
+        recs: { url: recs.url, maxInFlight: 1 },
+      },
+      routes: [
+        { path: "/agg", fanout: [{ origin: "users", path: "/u" }, { origin: "recs", path: "/r", required: false }] },
+        { path: "/solo", fanout: [{ origin: "recs", path: "/r" }] },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await Promise.all([users, recs].map((o) => o?.close()));
+  });
+
+  test("GET /__edgeshed/stats before any request: exact shape, zero counters, configured limits", async () => {
+    const r = await worker.get("/__edgeshed/stats");
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get("content-type"), /^application\/json/);
+    assert.ok(serverTiming(r.headers.get("server-timing")).has("admission"), "Server-Timing on every response");
+    assert.deepEqual(r.json, {
+      global: { inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 5 },
+      origins: {
+        users: { inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 4 },
+        recs: { inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 1 },
+      },
+    });
+  });
+
+  test("counters follow traffic; /__edgeshed/* is not admitted through the global limiter", async () => {
+    for (let i = 0; i < 3; i += 1) assert.equal((await worker.get("/agg")).status, 200);
+    for (let i = 0; i < 5; i += 1) {
+      await worker.get("/__edgeshed/stats");
+      await worker.get("/__edgeshed/metrics");
+    }
+    // recs (maxInFlight 1, shed) held by one request: the next one is shed.
+    const held = gate();
+    recs.behave(after(held, answer({ items: [2] })));
+    const first = worker.get("/solo");
+    await held.arrivals(1);
+    const shed = await worker.get("/solo");
+    assert.equal(shed.status, 503);
+    const mid = await worker.stats();
+    assert.equal(mid.origins.recs.inFlight, 1);
+    assert.equal(mid.global.inFlight, 1, "only the held request counts, not the stats request");
+    held.open();
+    assert.equal((await first).status, 200);
+    recs.behave(answer({ items: [1] }));
+    const stats = await worker.until(idle, { what: "idle" });
+    for (const scope of [stats.global, ...Object.values(stats.origins)]) {
+      assert.deepEqual(Object.keys(scope).sort(), SCOPE_KEYS);
+      for (const key of SCOPE_KEYS) assert.ok(Number.isInteger(scope[key]) && scope[key] >= 0, key);
+    }
+    assert.equal(stats.global.admitted, 5, "3 /agg + 2 /solo; none of the 10+ admin requests");
+    assert.equal(stats.global.shed, 0);
+    assert.equal(stats.origins.users.admitted, 3);
+    assert.equal(stats.origins.recs.admitted, 4);
+    assert.equal(stats.origins.recs.shed, 1);
+  });
+
+  test("GET /__edgeshed/metrics: Prometheus text with HELP/TYPE, counters, gauges and both histograms", async () => {
+    const r = await worker.get("/__edgeshed/metrics");
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get("content-type"), /^text\/plain/);
+    assert.ok(r.text.endsWith("\n"));
+    const parsed = parsePrometheus(r.text);
+    for (const name of new Set(parsed.samples.map((s) => s.name.replace(/_(bucket|sum|count)$/, "")))) {
+      const family = parsed.type.has(name) ? name : name.replace(/_(bucket|sum|count)$/, "");
+      assert.ok(parsed.type.has(family), `TYPE line for ${name}`);
+      assert.ok(parsed.help.has(family), `HELP line for ${name}`);
+    }
+    const counters = [...parsed.type].filter(([, t]) => t === "counter").map(([n]) => n);
+    assert.ok(counters.length >= 3, `counters: ${counters}`);
+    for (const name of counters) assert.match(name, /_total$/, `counter ${name} ends in _total`);
+
+    // The same numbers as the stats.
+    const stats = await worker.stats();
+    const byValue = (key) => {
+      const families = {
+        admitted: "edgeshed_admitted_total",
+        shed: "edgeshed_shed_total",
+        queueTimeouts: "edgeshed_queue_timeouts_total",
+        inFlight: "edgeshed_in_flight",
+        queued: "edgeshed_queued",
+        limit: "edgeshed_limit",
+      };
+      return families[key];
+    };
+    for (const key of SCOPE_KEYS) {
+      const name = byValue(key);
+      assert.ok(parsed.type.has(name), `${name} exposed`);
+      assert.equal(sample(parsed, name, { scope: "global" }), stats.global[key], `${name} global`);
+      for (const origin of ["users", "recs"]) {
+        assert.equal(sample(parsed, name, { scope: `origin:${origin}` }), stats.origins[origin][key], `${name} ${origin}`);
+      }
+    }
+    assertHistogram(parsed, "edgeshed_admission_wait_seconds", { scope: "global" }, 5);
+    assertHistogram(parsed, "edgeshed_admission_wait_seconds", { scope: "origin:users" }, 3);
+    assertHistogram(parsed, "edgeshed_origin_duration_seconds", { origin: "users" }, 3);
+    assertHistogram(parsed, "edgeshed_origin_duration_seconds", { origin: "recs" }, 4);
+  });
+
+  test("unknown /__edgeshed/ paths answer 404", async () => {
+    const r = await worker.get("/__edgeshed/nope");
+    assert.equal(r.status, 404);
+    assert.deepEqual(r.json, { error: "not_found" });
+  });
+});
+
+describe("stats and metrics behind statsToken", () => {
+  let users, worker;
+  const token = "s3cret-t0ken";
+  before(async () => {
+    users = await startOrigin("users");
+    users.behave(answer({ id: 1 }));
+    worker = await startWorker(
+      {
+        statsToken: token,
+        origins: { users: { url: users.url } },
+        routes: [{ path: "/agg", fanout: [{ origin: "users", path: "/u" }] }],
+      },
+      { statsToken: token },
+    );
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await users?.close();
+  });
+
+  for (const path of ["/__edgeshed/stats", "/__edgeshed/metrics"]) {
+    test(`${path}: 401 without or with a wrong bearer, 200 with the right one`, async () => {
+      for (const headers of [
+        {},
+        { authorization: "Bearer wrong" },
+        { authorization: `Bearer ${token}x` },
+        { authorization: `Bearer ${token.slice(0, -1)}` },
+        { authorization: `Basic ${Buffer.from(`u:${token}`).toString("base64")}` },
+        { authorization: token },
+      ]) {
+        const r = await worker.get(path, { headers });
+        assert.equal(r.status, 401, `${path} with ${JSON.stringify(headers)}: ${r.status}`);
+        assert.ok(!r.text.includes("edgeshed_") && !r.text.includes("inFlight"), "no numbers leak");
+      }
+      const ok = await worker.get(path, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(ok.status, 200, ok.text);
+    });
+  }
+
+  test("the token does not guard ordinary routes", async () => {
+    const r = await worker.get("/agg");
+    assert.equal(r.status, 200, r.text);
+    const stats = await worker.stats();
+    assert.equal(stats.global.admitted, 1);
+  });
+});

@@ -1,0 +1,151 @@
+// The real worker (worker/index.mjs + dist/worker wasm) in real workerd via
+// Miniflare, with the compatibility settings of wrangler.toml.
+import { request as httpRequest } from "node:http";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+import { unstable_readConfig } from "wrangler";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+
+let wranglerConfig;
+/** wrangler.toml as wrangler reads it (read once per process). */
+export function wranglerToml() {
+  wranglerConfig ??= unstable_readConfig({ config: join(ROOT, "wrangler.toml") });
+  return wranglerConfig;
+}
+
+/** Marks "no EDGESHED binding at all" (the worker then runs its demo config). */
+export const NO_BINDING = Symbol("no binding");
+
+const BASE = "http://edgeshed.test";
+
+/**
+ * Starts a Miniflare instance running the worker with `binding` as
+ * `env.EDGESHED` (an object, a JSON string, or NO_BINDING). The limiters
+ * and the configuration live in the isolate: one instance per configuration.
+ */
+export async function startWorker(binding, { statsToken } = {}) {
+  const wasm = join(ROOT, "dist/worker/edgeshed_bg.wasm");
+  if (!existsSync(wasm)) throw new Error(`${wasm} is missing: run ./scripts/build-worker.sh first`);
+  const config = wranglerToml();
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: ROOT,
+    scriptPath: join(ROOT, "worker/index.mjs"),
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: config.compatibility_date,
+    compatibilityFlags: config.compatibility_flags,
+    cf: false,
+    bindings: binding === NO_BINDING ? {} : { EDGESHED: binding },
+  });
+  const ready = await mf.ready;
+  const auth = statsToken ? { authorization: `Bearer ${statsToken}` } : {};
+
+  const worker = {
+    mf,
+    url: ready,
+    /** `dispatchFetch` of `path` (a Response; the body is not read). */
+    fetch(path, init = {}) {
+      return mf.dispatchFetch(BASE + path, init);
+    },
+    /** Fetches `path` and reads the whole answer: { status, headers, text, json }. */
+    async get(path, init = {}) {
+      const response = await worker.fetch(path, init);
+      const text = await response.text();
+      let json;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: response.status, headers: response.headers, text, json };
+    },
+    /** `/__edgeshed/stats` as an object. */
+    async stats() {
+      const answer = await worker.get("/__edgeshed/stats", { headers: auth });
+      if (answer.status !== 200) throw new Error(`stats answered ${answer.status}: ${answer.text}`);
+      return answer.json;
+    },
+    /**
+     * Polls the stats until `condition(stats)` holds; fails after `timeoutMs`
+     * with the last stats seen.
+     */
+    async until(condition, { timeoutMs = 3000, what = "condition" } = {}) {
+      const start = Date.now();
+      let last;
+      for (;;) {
+        last = await worker.stats();
+        if (condition(last)) return last;
+        if (Date.now() - start > timeoutMs) {
+          throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stats: ${JSON.stringify(last)}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+    /**
+     * A request sent with node:http to Miniflare's socket, with `path` sent
+     * byte for byte (no URL normalisation on the client side).
+     */
+    raw(path, { method = "GET", headers = {}, body } = {}) {
+      return new Promise((resolve, reject) => {
+        const req = httpRequest(
+          new URL(ready),
+          { method, path, headers: { "accept-encoding": "identity", ...headers } },
+          (res) => {
+            const chunks = [];
+            res.on("data", (c) => chunks.push(c));
+            res.on("end", () => {
+              const text = Buffer.concat(chunks).toString("utf8");
+              let json;
+              try {
+                json = JSON.parse(text);
+              } catch {
+                json = undefined;
+              }
+              resolve({ status: res.statusCode, headers: res.headers, text, json });
+            });
+            res.on("error", reject);
+          },
+        );
+        req.on("error", reject);
+        req.end(body);
+      });
+    },
+    async dispose() {
+      await mf.dispose();
+    },
+  };
+  return worker;
+}
+
+/** True when every scope (global and each origin) has nothing in flight or queued. */
+export function idle(stats) {
+  const scopes = [stats.global, ...Object.values(stats.origins)];
+  return scopes.every((s) => s.inFlight === 0 && s.queued === 0);
+}
+
+/** `Server-Timing` as a Map of name -> { dur, desc }. */
+export function serverTiming(header) {
+  const entries = new Map();
+  for (const part of (header ?? "").split(",")) {
+    const [name, ...params] = part.trim().split(";");
+    if (!name) continue;
+    const entry = {};
+    for (const param of params) {
+      const [key, value] = param.split("=");
+      entry[key.trim()] = key.trim() === "dur" ? Number(value) : value?.replace(/^"|"$/g, "");
+    }
+    entries.set(name, entry);
+  }
+  return entries;
+}
+
+/** An origin entry of the configuration for `origin` (a started origin server). */
+export function originConfig(origin, limits = {}) {
+  return { url: origin.url, ...limits };
+}

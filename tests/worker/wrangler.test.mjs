@@ -1,0 +1,51 @@
+// wrangler agrees with the tests: the demo configuration in wrangler.toml is
+// the embedded one, and `wrangler deploy --dry-run` builds offline.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { ROOT, wranglerToml } from "./support/worker.mjs";
+
+test("wrangler.toml [vars.EDGESHED] deep-equals worker/demo-config.json", () => {
+  const demo = JSON.parse(readFileSync(join(ROOT, "worker/demo-config.json"), "utf8"));
+  assert.deepStrictEqual(structuredClone(wranglerToml().vars.EDGESHED), demo);
+});
+
+test("wrangler.toml sets what the tests rely on", () => {
+  const config = wranglerToml();
+  assert.match(config.compatibility_date, /^\d{4}-\d{2}-\d{2}$/);
+  assert.ok(Array.isArray(config.compatibility_flags));
+  assert.equal(config.send_metrics, false, "send_metrics = false (no network calls)");
+  assert.equal(config.main, join(ROOT, "worker/index.mjs"));
+});
+
+test("wrangler deploy --dry-run --outdir <tmp> succeeds offline", { timeout: 180_000 }, async () => {
+  const outdir = mkdtempSync(join(tmpdir(), "edgeshed-dry-run-"));
+  try {
+    const wrangler = join(ROOT, "node_modules/.bin/wrangler");
+    const { stdout, stderr } = await promisify(execFile)(wrangler, ["deploy", "--dry-run", "--outdir", outdir], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.HOME}/.cargo/bin:${process.env.PATH}`,
+        CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        WRANGLER_SEND_METRICS: "false",
+        CI: "1",
+      },
+      timeout: 170_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const output = stdout + stderr;
+    assert.match(output, /--dry-run: exiting now/, output);
+    assert.match(output, /env\.EDGESHED/, "the binding is listed");
+    const files = readdirSync(outdir);
+    assert.ok(files.includes("index.js"), `bundle written: ${files}`);
+    assert.ok(files.some((f) => f.endsWith(".wasm")), `wasm module written: ${files}`);
+    assert.ok(existsSync(join(ROOT, "dist/worker/edgeshed_bg.wasm")));
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+});
