@@ -72,6 +72,12 @@ suite_wasm_release() {
     WASM_SIZE_LINE="edgeshed.wasm ${raw} B raw / ${gz} B gzip"
 }
 
+suite_worker() {
+    # The edge worker in real workerd (Miniflare) against real origin servers.
+    ./scripts/build-worker.sh
+    node --test --test-concurrency=1 tests/worker/
+}
+
 # ====================== ADD NEW SUITES HERE ==================================
 # Define `suite_<name>() { ...; }` above this block, then append "<name>" to
 # SUITES in the order it should run (each entry: name|header text).
@@ -81,6 +87,7 @@ SUITES=(
     "clippy_wasm|cargo clippy --lib --target $WASM_TARGET -- -D warnings"
     "cargo_test|cargo test (native: unit, integration, doc tests)"
     "wasm_release|cargo build --release --lib --target $WASM_TARGET (size)"
+    "worker|edge worker in workerd via Miniflare (node --test tests/worker/)"
 )
 # =============================================================================
 
