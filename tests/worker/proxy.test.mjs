@@ -426,13 +426,6 @@ describe("prefix route to an origin URL written in a non-canonical form", () => 
 
   test(
     "proxying to http://127.0.0.1:80 or http://127.1:<port> is not refused as another host",
-    {
-      todo:
-        "BUG: src/worker/handler/proxy.rs:103 compares the WHATWG-serialised origin of the target " +
-        "(which drops a default port and canonicalises hosts: http://127.0.0.1, http://127.0.0.1:<port>) " +
-        "with OriginUrl::origin() as written in the config (http://127.0.0.1:80, http://127.1:<port>), " +
-        "so every proxied request to such a (valid) origin answers 404 not_found",
-    },
     async () => {
       const dp = await worker.raw("/dp/x");
       // Nothing (or something) listens on :80: either way the request must be attempted, not 404.

@@ -99,8 +99,11 @@ pub(crate) async fn respond(
     let Ok(target) = origin.url.join_untrusted(rest, query) else {
         return not_found();
     };
-    match web_sys::Url::new(&target) {
-        Ok(parsed) if parsed.origin() == origin.url.origin() => {}
+    // Both sides go through the same parser, which drops default ports and
+    // canonicalises hosts (`127.1` is `127.0.0.1`).
+    let configured = web_sys::Url::new(origin.url.origin()).map(|url| url.origin());
+    match (web_sys::Url::new(&target), configured) {
+        (Ok(parsed), Ok(configured)) if parsed.origin() == configured => {}
         _ => return not_found(),
     }
     let retry_after = gateway.config.retry_after_seconds.to_string();
