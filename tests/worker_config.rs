@@ -79,6 +79,12 @@ fn defaults_follow_the_contract() {
     );
     assert_eq!(config.global.policy(), Policy::Shed);
     assert_eq!(config.origins[0].limit.max_in_flight, 6);
+    assert_eq!(
+        config.origins[0].timeout,
+        Some(Duration::from_secs(30)),
+        "no origin call is unbounded"
+    );
+    assert_eq!(config.origins[0].max_body_bytes, 8 * 1024 * 1024);
     assert_eq!(config.origins[0].limit.policy(), Policy::Shed);
     assert_eq!(config.retry_after_seconds, 1);
     assert_eq!(config.stats_token, None);

@@ -5,8 +5,7 @@
 //! contract's errors, and a `fetch` whose permit lives as long as its body.
 //! Futures run on wasm-bindgen-futures, woken by JavaScript promises.
 
-#[cfg(feature = "js")]
-mod abort;
+pub(crate) mod abort;
 mod clock;
 #[cfg(feature = "js")]
 mod errors;

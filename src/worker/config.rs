@@ -12,6 +12,8 @@ pub const DEFAULT_GLOBAL_MAX_IN_FLIGHT: usize = 256;
 /// An origin's `maxInFlight` when omitted: the platform's per-invocation
 /// connection limit.
 pub const DEFAULT_ORIGIN_MAX_IN_FLIGHT: usize = 6;
+/// An origin's `timeoutMs` when omitted: 30 s.
+pub const DEFAULT_ORIGIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// An origin's `maxBodyBytes` when omitted: 8 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 8 * 1024 * 1024;
 /// Largest accepted `maxBodyBytes`: 128 MiB, the isolate's memory.
@@ -70,7 +72,9 @@ pub struct Origin {
     pub url: OriginUrl,
     /// Its limit, shared by all requests of the isolate.
     pub limit: Limit,
-    /// Its own time limit per call, if any.
+    /// Its own time limit per call (until response headers). Defaults to
+    /// [`DEFAULT_ORIGIN_TIMEOUT`], so that a hung origin cannot hold a permit
+    /// for ever.
     pub timeout: Option<Duration>,
     /// The largest fan-out response body read into memory; larger ones fail
     /// with 502 instead of exhausting the isolate's memory.
@@ -282,7 +286,8 @@ fn origin(name: &str, value: &Value) -> Result<Origin> {
         name: name.to_string(),
         url,
         limit: limit(entries, &path, DEFAULT_ORIGIN_MAX_IN_FLIGHT)?,
-        timeout: millis(field(entries, "timeoutMs"), &join(&path, "timeoutMs"))?,
+        timeout: millis(field(entries, "timeoutMs"), &join(&path, "timeoutMs"))?
+            .or(Some(DEFAULT_ORIGIN_TIMEOUT)),
         max_body_bytes: integer(
             field(entries, "maxBodyBytes"),
             &join(&path, "maxBodyBytes"),

@@ -112,7 +112,10 @@ impl OriginUrl {
     /// (everything after the route prefix, still percent-encoded) and its
     /// query. Empty and `.` segments are dropped, `..` resolved within the
     /// base path, percent-encoded dots included; the host is never taken from
-    /// the request.
+    /// the request. A literal `?` or `#` in `rest` stays part of the path
+    /// (encoded as `%3F` / `%23`): it must not turn the end of a segment
+    /// into a query or fragment, which would let a dot segment such as
+    /// `.%2e?x` slip through (found by the `proxy_path` fuzz target).
     pub fn join_untrusted(&self, rest: &str, query: Option<&str>) -> Result<String, PathRefused> {
         if rest.chars().any(|c| c.is_control() || c == '\\') {
             return Err(PathRefused::BadCharacter);
@@ -121,7 +124,13 @@ impl OriginUrl {
         let mut url = format!("{}{}", self.origin, self.base_path);
         for segment in &segments {
             url.push('/');
-            url.push_str(segment);
+            for c in segment.chars() {
+                match c {
+                    '?' => url.push_str("%3F"),
+                    '#' => url.push_str("%23"),
+                    c => url.push(c),
+                }
+            }
         }
         if segments.is_empty() || rest.ends_with('/') {
             url.push('/');

@@ -24,8 +24,25 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen]
 pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::Promise {
     let keep_alive = ctx.clone();
+    let client_gone = request.signal();
     let response = crate::js::task::spawn(async move {
-        let response = match route(request, env, ctx).await {
+        // With the `enable_request_signal` flag, the request's signal aborts
+        // when the client disconnects: the route future is then dropped at
+        // once — its permits return and its origin fetches are aborted —
+        // instead of waiting for a hung origin.
+        let routed = crate::js::race::first(
+            route(request, env, ctx),
+            None::<core::future::Pending<()>>,
+            Some(crate::js::abort::Aborted::new(client_gone)),
+        )
+        .await;
+        let routed = match routed {
+            crate::js::race::First::Work(routed) => routed,
+            crate::js::race::First::Abort(_) | crate::js::race::First::Deadline(()) => {
+                ResponseParts::json(499, error_json("client_closed", &[])).into_response()
+            }
+        };
+        let response = match routed {
             Ok(response) => response,
             Err(error) => {
                 let message = error
