@@ -334,13 +334,20 @@ impl Inner {
     }
 
     /// Takes up to `wanted` available permits out of the pool (lock held).
+    ///
+    /// If fewer than `wanted` are available, the caller records the rest as
+    /// debt; the same CAS then sets `SLOW`, so every permit released from now
+    /// on takes the lock and pays that debt. (Setting it later, as a separate
+    /// step, let lock-free releases slip back into the pool in between: found
+    /// by `tests/loom_semaphore.rs`, `set_limit_down_races_release`.)
     fn take_available_locked(&self, wanted: usize) -> usize {
         let mut taken = 0;
         let _ = self
             .state
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
                 taken = (state / ONE).min(wanted);
-                Some(state - taken * ONE)
+                let next = state - taken * ONE;
+                Some(if taken < wanted { next | SLOW } else { next })
             });
         taken
     }
