@@ -78,6 +78,14 @@ suite_worker() {
     node --test --test-concurrency=1 tests/worker/
 }
 
+suite_loom() {
+    # Model checking of the semaphore (tests/loom_semaphore.rs): every
+    # interleaving up to 3 preemptions. Own target dir: --cfg loom rebuilds
+    # everything. Budget: under 3 minutes (about 1 to build, 0.5 to check).
+    CARGO_TARGET_DIR="$TARGET_DIR/loom" RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
+        cargo test --release --test loom_semaphore
+}
+
 # ====================== ADD NEW SUITES HERE ==================================
 # Define `suite_<name>() { ...; }` above this block, then append "<name>" to
 # SUITES in the order it should run (each entry: name|header text).
@@ -88,6 +96,7 @@ SUITES=(
     "cargo_test|cargo test (native: unit, integration, doc tests)"
     "wasm_release|cargo build --release --lib --target $WASM_TARGET (size)"
     "worker|edge worker in workerd via Miniflare (node --test tests/worker/)"
+    "loom|loom model checking of the semaphore (tests/loom_semaphore.rs, <= 3 preemptions)"
 )
 # =============================================================================
 
