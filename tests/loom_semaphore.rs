@@ -39,16 +39,28 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Wake, Waker};
 
-/// Runs `f` under loom with a default preemption bound of 3.
+/// Runs `f` under loom with a default preemption bound of 3, and prints how
+/// many executions were explored (visible with `--nocapture`).
 fn model<F>(f: F)
 where
     F: Fn() + Sync + Send + 'static,
 {
+    use std::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering::Relaxed};
     let mut builder = loom::model::Builder::new();
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = Some(3);
     }
-    builder.check(f);
+    let bound = builder.preemption_bound;
+    let executions = std::sync::Arc::new(StdAtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&executions);
+    builder.check(move || {
+        counter.fetch_add(1, Relaxed);
+        f();
+    });
+    println!(
+        "{} executions explored (preemption bound {bound:?})",
+        executions.load(Relaxed)
+    );
 }
 
 /// Counts permits known to be held; asserts the count never exceeds `max`.
