@@ -1,0 +1,95 @@
+// Small, deterministic test helpers shared by the JS suites.
+import { createServer } from "node:http";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "./link-package.mjs";
+
+/** A promise with its resolve/reject exposed. */
+export function deferred() {
+  let resolve, reject;
+  const promise = new Promise((a, b) => {
+    resolve = a;
+    reject = b;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Settles `promise` into `{ ok, value }` / `{ ok: false, error }` without throwing. */
+export function settle(promise) {
+  return promise.then(
+    (value) => ({ ok: true, value }),
+    (error) => ({ ok: false, error }),
+  );
+}
+
+/** True once `promise` has settled, checked after one macrotask turn. */
+export async function isSettled(promise) {
+  const marker = Symbol("pending");
+  // setImmediate runs after every pending microtask (promise reaction) of this turn.
+  const probe = new Promise((resolve) => setImmediate(resolve, marker));
+  return (await Promise.race([promise.then(() => true, () => true), probe])) !== marker;
+}
+
+/**
+ * An HTTP server on 127.0.0.1 (port 0) that hands every request to the test:
+ * `await origin.next()` (or `next("/path")`) resolves with `{ req, res, url }`
+ * in arrival order, and the test decides when and how to answer.
+ */
+export async function startOrigin() {
+  const arrived = [];
+  const waiting = [];
+  const sockets = new Set();
+  const server = createServer((req, res) => {
+    const entry = { req, res, url: new URL(req.url, "http://origin") };
+    const index = waiting.findIndex((w) => w.matches(entry));
+    if (index >= 0) waiting.splice(index, 1)[0].resolve(entry);
+    else arrived.push(entry);
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    /** The next request (optionally: whose pathname is `path`), waiting for it if needed. */
+    next(path) {
+      const matches = (entry) => path === undefined || entry.url.pathname === path;
+      const index = arrived.findIndex(matches);
+      if (index >= 0) return Promise.resolve(arrived.splice(index, 1)[0]);
+      const d = deferred();
+      waiting.push({ matches, resolve: d.resolve });
+      return d.promise;
+    },
+    /** Requests that arrived and were not taken by `next` yet. */
+    pending: () => arrived.map((entry) => entry.url.pathname + entry.url.search),
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Resolves when `res` (a node ServerResponse) has closed, i.e. the client went away or it ended. */
+export function closed(res) {
+  return res.closed ? Promise.resolve() : new Promise((resolve) => res.once("close", resolve));
+}
+
+/**
+ * The fenced code block that follows `<!-- snippet: NAME -->` in README.md,
+ * and the optional block that follows `<!-- output: NAME -->`.
+ */
+export function readmeSnippet(name) {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const block = (marker) => {
+    const at = readme.indexOf(marker);
+    if (at < 0) return undefined;
+    const match = /^\s*```[^\n]*\n([\s\S]*?)\n```/.exec(readme.slice(at + marker.length));
+    if (!match) throw new Error(`README.md: no fenced block after ${marker}`);
+    return match[1] + "\n";
+  };
+  const code = block(`<!-- snippet: ${name} -->`);
+  if (code === undefined) throw new Error(`README.md has no <!-- snippet: ${name} --> marker`);
+  return { code, output: block(`<!-- output: ${name} -->`) };
+}
