@@ -72,6 +72,38 @@ suite_wasm_release() {
     WASM_SIZE_LINE="edgeshed.wasm ${raw} B raw / ${gz} B gzip"
 }
 
+suite_wasm_node() {
+    # wasm-bindgen tests of the JS Limiter (tests/wasm_limiter.rs) in Node.js,
+    # through wasm-bindgen-test-runner (.cargo/config.toml).
+    cargo test --target "$WASM_TARGET" --test wasm_limiter
+}
+
+suite_wasm_chrome() {
+    # The same tests in headless Chromium (/usr/bin/chromedriver).
+    WASM_BINDGEN_USE_BROWSER=1 cargo test --target "$WASM_TARGET" --test wasm_limiter
+}
+
+suite_npm_package() {
+    # Builds pkg/ (the npm package) and holds its wasm to the size goal.
+    local out
+    out=$(./scripts/build-pkg.sh)
+    echo "$out"
+    local sizes
+    sizes=$(grep -m1 'edgeshed_bg.wasm' <<<"$out" | sed -E 's/^ *edgeshed_bg.wasm +//; s/  +/ /g')
+    PKG_SIZE_LINE="npm pkg edgeshed_bg.wasm ${sizes}"
+    if grep -q 'size goal: .*MISSED' <<<"$out"; then
+        echo "npm_package: the wasm is over the 40 KiB gzip goal" >&2
+        return 1
+    fi
+}
+
+suite_node_tests() {
+    # The npm package as users import it: Node.js, workerd (Miniflare), headless
+    # Chromium (playwright-core), README snippets, TypeScript declarations.
+    [ -f pkg/package.json ] || ./scripts/build-pkg.sh
+    node --test --test-force-exit tests/js/
+}
+
 suite_worker() {
     # The edge worker in real workerd (Miniflare) against real origin servers.
     ./scripts/build-worker.sh
@@ -95,6 +127,10 @@ SUITES=(
     "clippy_wasm|cargo clippy --lib --target $WASM_TARGET -- -D warnings"
     "cargo_test|cargo test (native: unit, integration, doc tests)"
     "wasm_release|cargo build --release --lib --target $WASM_TARGET (size)"
+    "wasm_node|wasm-bindgen tests of the JS Limiter in Node.js (tests/wasm_limiter.rs)"
+    "wasm_chrome|wasm-bindgen tests of the JS Limiter in headless Chromium"
+    "npm_package|npm package build: ./scripts/build-pkg.sh (pkg/, wasm size)"
+    "node_tests|npm package in Node.js, workerd and Chromium (node --test tests/js/)"
     "worker|edge worker in workerd via Miniflare (node --test tests/worker/)"
     "loom|loom model checking of the semaphore (tests/loom_semaphore.rs, <= 3 preemptions)"
 )
@@ -112,6 +148,7 @@ fi
 SELECTED_LABEL=""
 [ "$#" -gt 0 ] && SELECTED_LABEL="SELECTED SUITES PASSED"
 WASM_SIZE_LINE=""
+PKG_SIZE_LINE=""
 for entry in "${SUITES[@]}"; do
     name="${entry%%|*}"
     header="${entry#*|}"
@@ -128,4 +165,4 @@ done
 CURRENT_SUITE=""
 
 echo
-echo "test.sh: ${SELECTED_LABEL:-ALL PASSED}: ${#PASSED_SUITES[@]} suites (${PASSED_SUITES[*]}) in $((SECONDS - START_ALL))s${WASM_SIZE_LINE:+; $WASM_SIZE_LINE}"
+echo "test.sh: ${SELECTED_LABEL:-ALL PASSED}: ${#PASSED_SUITES[@]} suites (${PASSED_SUITES[*]}) in $((SECONDS - START_ALL))s${WASM_SIZE_LINE:+; $WASM_SIZE_LINE}${PKG_SIZE_LINE:+; $PKG_SIZE_LINE}"
