@@ -152,7 +152,15 @@ fn split_host_port(authority: &str) -> (&str, Option<&str>) {
         return match authority.find(']') {
             Some(end) => {
                 let (host, after) = authority.split_at(end + 1);
-                (host, after.strip_prefix(':'))
+                // Anything after `]` other than `:port` makes the whole
+                // authority the host, which the host check refuses (found by
+                // the `proxy_path` fuzz target: `http://[::1]junk` and
+                // `http://[::1]2` used to be accepted).
+                match after.strip_prefix(':') {
+                    Some(port) => (host, Some(port)),
+                    None if after.is_empty() => (host, None),
+                    None => (authority, None),
+                }
             }
             None => (authority, None),
         };
