@@ -217,7 +217,7 @@ async fn deadline_rejects_with_deadline_error_while_queued_and_while_running() {
     let limiter = limiter(r#"{"maxInFlight": 1, "maxQueue": 1, "queueTimeoutMs": 60000}"#);
     let gate = deferred();
     let log = Array::new();
-    let running = run(&limiter, gated(&gate, &log, "slow"), with_deadline(5.0));
+    let running = run(&limiter, gated(&gate, &log, "slow"), with_deadline(300.0));
     let queued = run(&limiter, returning(&1.into()), with_deadline(2.0));
     let error = outcome(queued).await.unwrap_err();
     assert_eq!(error_name(&error), "DeadlineError");

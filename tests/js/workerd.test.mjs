@@ -116,10 +116,7 @@ describe("Limiter shared by concurrent requests in workerd", () => {
 
   test(
     "the queued request gets the first's permit when it completes, and succeeds",
-    {
-      todo: "src/js bug: the woken request's fn runs in the releasing request's I/O context; its fetch never completes and the permit leaks",
-      timeout: 5_000,
-    },
+    { timeout: 15_000 },
     async () => {
       const first = mf.dispatchFetch("http://worker/work?id=11&limiter=handoff");
       assert.deepEqual(await takeCalled(origin, 11), { inFlight: 1, queued: 0 });
