@@ -1,0 +1,340 @@
+// The dashboard's entry: tabs, the simulation (edgeshed's real Limiter from
+// the wasm package, against a simulated origin) and the live mode.
+//
+// URL parameters (all optional):
+//   ?mode=live            open on the live tab (also #live)
+//   ?speed=2              run the simulation at 2× wall-clock time (0.1 to 20)
+//   ?seed=7               seed of the simulated arrivals and latencies
+//   ?offered=600&capacity=8&latency=50&maxInFlight=8&maxQueue=16&queueTimeoutMs=100&deadlineMs=500&compare=0
+//                         initial knob values
+//
+// Tests read window.__edgeshed (see `hook` below) instead of sleeping.
+import { Clock, LimitedLane, LoadGenerator, Origin, UnboundedLane, rng } from "./sim.js";
+import { SeriesStore } from "./metrics.js";
+import { COLORS, LaneView, formatMs } from "./lane.js";
+import { LiveMode } from "./live.js";
+
+const params = new URLSearchParams(location.search);
+const WINDOW_S = 60;
+const SAMPLE_MS = 100;
+
+const hook = {
+  ready: false,
+  mode: "sim",
+  error: null,
+  sim: null,
+  live: null,
+};
+window.__edgeshed = hook;
+
+const $ = (selector) => document.querySelector(selector);
+
+function showError(message) {
+  const el = $("#load-error");
+  el.textContent = message;
+  el.hidden = false;
+  hook.error = message;
+}
+
+// ------------------------------------------------------------------ knobs ---
+
+const KNOBS = {
+  offered: { format: (v) => `${v} req/s` },
+  capacity: { format: (v) => `${v}` },
+  latency: { format: (v) => `${v} ms` },
+  maxInFlight: { format: (v) => `${v}` },
+  maxQueue: { format: (v) => (v === 0 ? "0 (shed at once)" : `${v}`) },
+  queueTimeoutMs: { format: (v) => `${v} ms` },
+  deadlineMs: { format: (v) => (v === 0 ? "off" : `${v} ms`) },
+};
+
+for (const [id, knob] of Object.entries(KNOBS)) {
+  const input = $(`#${id}`);
+  if (params.has(id)) input.value = params.get(id);
+  knob.input = input;
+  knob.output = $(`#${id}-out`);
+}
+if (params.has("compare")) $("#compare").checked = params.get("compare") !== "0";
+
+const knob = (id) => Number(KNOBS[id].input.value);
+
+function limiterOptions() {
+  return {
+    maxInFlight: knob("maxInFlight"),
+    maxQueue: knob("maxQueue"),
+    queueTimeoutMs: knob("queueTimeoutMs"),
+    deadlineMs: knob("deadlineMs"),
+  };
+}
+
+function showKnobs() {
+  for (const [id, k] of Object.entries(KNOBS)) k.output.textContent = k.format(knob(id));
+  const capacityRps = (knob("capacity") * 1000) / knob("latency");
+  $("#capacity-hint").textContent = `It serves at most ≈ ${Math.round(capacityRps)} req/s (${knob("capacity")} slots × 1000 / ${knob("latency")} ms).`;
+  const ratio = knob("offered") / capacityRps;
+  const hint = $("#load-hint");
+  hint.textContent =
+    knob("offered") === 0
+      ? "No load."
+      : `${ratio.toFixed(ratio < 10 ? 1 : 0)}× what the origin can serve${ratio > 1 ? ": overload" : ""}.`;
+  hint.classList.toggle("warn", ratio > 1);
+}
+
+// ------------------------------------------------------------- simulation ---
+
+const speed = Math.min(20, Math.max(0.1, Number(params.get("speed") ?? 1) || 1));
+const seed = Number.parseInt(params.get("seed") ?? "1", 10) || 1;
+
+const COUNTERS = [
+  { key: "offered", label: "offered", color: COLORS.offered, hint: "requests that arrived" },
+  { key: "admitted", label: "admitted", color: COLORS.admitted, hint: "requests given a slot (without a limiter: every request)" },
+  { key: "ok", label: "completed", color: COLORS.completed, hint: "requests the origin answered" },
+  { key: "inFlight", label: "in flight now", color: COLORS.inFlight, hint: "requests holding a slot" },
+  { key: "queued", label: "queued now", color: COLORS.queued, hint: "requests waiting, held in memory" },
+  { key: "shed", label: "shed (503)", color: COLORS.shed, hint: "rejected at once: every slot taken, queue full" },
+  { key: "queueTimeouts", label: "timed out (503)", color: COLORS.shed, hint: "rejected after waiting queueTimeoutMs" },
+  { key: "deadline", label: "deadline (504)", color: COLORS.deadline, hint: "deadlineMs passed, queued or running" },
+];
+
+class Simulation {
+  constructor(Limiter) {
+    this.Limiter = Limiter;
+    this.lanesEl = $("#sim-lanes");
+    this.limitedView = new LaneView(this.lanesEl, {
+      id: "edgeshed",
+      title: "With edgeshed",
+      subtitle: "limiter.run(callOrigin, { deadlineMs }): bounded work, fast 503s.",
+      tone: "good",
+      counters: COUNTERS,
+    });
+    this.unboundedView = new LaneView(this.lanesEl, {
+      id: "unbounded",
+      title: "No limiter",
+      subtitle: "Every request is accepted and held in memory until the origin gets to it.",
+      tone: "bad",
+      counters: COUNTERS,
+    });
+    this.paused = false;
+    this.start();
+    this.timer = setInterval(() => this.sample(), SAMPLE_MS);
+  }
+
+  start() {
+    this.clock = new Clock(speed);
+    this.random = rng(seed);
+    const originOptions = () => ({ capacity: knob("capacity"), latencyMs: knob("latency"), clock: this.clock });
+    this.limited = new LimitedLane({
+      Limiter: this.Limiter,
+      origin: new Origin({ ...originOptions(), random: rng(seed * 31 + 1) }),
+      options: limiterOptions(),
+      clock: this.clock,
+    });
+    this.limitedStore = new SeriesStore();
+    this.unbounded = null;
+    this.unboundedStore = new SeriesStore();
+    this.setCompare($("#compare").checked);
+    this.generator = new LoadGenerator({
+      rate: this.paused ? 0 : knob("offered"),
+      random: this.random,
+      clock: this.clock,
+      onArrival: () => {
+        this.limited.arrive();
+        this.unbounded?.arrive();
+      },
+    });
+    this.samples = 0;
+  }
+
+  stop() {
+    this.generator.dispose();
+    this.limited.dispose();
+    this.unbounded?.dispose();
+  }
+
+  reset() {
+    this.stop();
+    this.start();
+    this.sample();
+  }
+
+  setCompare(on) {
+    if (on && !this.unbounded) {
+      this.unbounded = new UnboundedLane({
+        origin: new Origin({ capacity: knob("capacity"), latencyMs: knob("latency"), clock: this.clock, random: rng(seed * 31 + 2) }),
+        clock: this.clock,
+      });
+      this.unboundedStore.reset();
+    } else if (!on && this.unbounded) {
+      this.unbounded.dispose();
+      this.unbounded = null;
+    }
+    this.unboundedView.el.hidden = !on;
+    this.lanesEl.classList.toggle("single", !on);
+  }
+
+  setPaused(paused) {
+    this.paused = paused;
+    this.generator.setRate(paused ? 0 : knob("offered"));
+  }
+
+  applyKnobs() {
+    if (!this.paused) this.generator.setRate(knob("offered"));
+    for (const lane of [this.limited, this.unbounded]) {
+      if (!lane) continue;
+      lane.origin.latencyMs = knob("latency");
+      lane.origin.setCapacity(knob("capacity"));
+    }
+    this.limited.setOptions(limiterOptions());
+  }
+
+  sample() {
+    const nowMs = this.clock.now();
+    const t = nowMs / 1000;
+    const record = (lane, store) => {
+      const s = lane.stats();
+      const lat = lane.latency.summary(t);
+      store.sample(
+        t,
+        { inFlight: s.inFlight, queued: s.queued, p50: lat.p50, p99: lat.p99 },
+        { offered: s.offered, admitted: s.admitted, completed: s.ok, shed: s.shed + s.queueTimeouts },
+      );
+      return s;
+    };
+    const limited = record(this.limited, this.limitedStore);
+    const unbounded = this.unbounded ? record(this.unbounded, this.unboundedStore) : null;
+    this.samples++;
+
+    this.limitedView.setCounters(limited);
+    if (unbounded) {
+      this.unboundedView.setCounters(unbounded);
+      this.unboundedView.setBanner(
+        unbounded.stopped
+          ? `Stopped at ${this.unbounded.maxPending.toLocaleString("en-US")} requests held in memory: a real worker would have been killed long before.`
+          : null,
+      );
+    }
+
+    this.draw(t);
+
+    hook.sim = {
+      time: t,
+      speed,
+      seed,
+      samples: this.samples,
+      offered: knob("offered"),
+      options: limiterOptions(),
+      origin: { capacity: knob("capacity"), latencyMs: knob("latency") },
+      lanes: { edgeshed: limited, unbounded },
+      latency: {
+        edgeshed: { p50: last(this.limitedStore.store.p50), p99: last(this.limitedStore.store.p99) },
+        unbounded: unbounded ? { p50: last(this.unboundedStore.store.p50), p99: last(this.unboundedStore.store.p99) } : null,
+      },
+    };
+  }
+
+  draw(t) {
+    const view = { now: t, windowS: WINDOW_S };
+    const options = limiterOptions();
+    const capacityRps = (knob("capacity") * 1000) / knob("latency");
+    const capacityRef = { value: capacityRps, label: `origin capacity ≈ ${Math.round(capacityRps)}/s`, color: COLORS.capacity };
+    const limitedRefs = {
+      concurrency: [
+        { value: options.maxInFlight, label: `maxInFlight ${options.maxInFlight}`, color: COLORS.limit },
+        ...(options.maxQueue > 0 ? [{ value: options.maxQueue, label: `maxQueue ${options.maxQueue}`, color: "#b77900" }] : []),
+      ],
+      throughput: [capacityRef],
+      latency: options.deadlineMs > 0 ? [{ value: options.deadlineMs, label: `deadline ${formatMs(options.deadlineMs)}`, color: COLORS.deadline }] : [],
+    };
+    if (!this.unbounded) {
+      this.limitedView.draw(this.limitedStore.store, { ...view, refs: limitedRefs });
+      return;
+    }
+    const unboundedRefs = {
+      concurrency: [{ value: knob("capacity"), label: `origin slots ${knob("capacity")}`, color: COLORS.capacity }],
+      throughput: [capacityRef],
+      latency: [],
+    };
+    // Both columns share their y axes, so the pile-up is seen at its true size.
+    const a = this.limitedView.maxima(this.limitedStore.store, view);
+    const b = this.unboundedView.maxima(this.unboundedStore.store, view);
+    const yMax = {};
+    for (const key of Object.keys(a)) yMax[key] = Math.max(a[key], b[key]);
+    yMax.latency = Math.max(yMax.latency, options.deadlineMs);
+    this.limitedView.draw(this.limitedStore.store, { ...view, yMax, refs: limitedRefs });
+    this.unboundedView.draw(this.unboundedStore.store, { ...view, yMax, refs: unboundedRefs });
+  }
+}
+
+function last(values) {
+  return values && values.length > 0 ? values[values.length - 1] : null;
+}
+
+// ------------------------------------------------------------------- tabs ---
+
+let simulation = null;
+let live = null;
+
+function selectMode(mode) {
+  hook.mode = mode;
+  for (const [name, tab, panel] of [
+    ["sim", $("#tab-sim"), $("#mode-sim")],
+    ["live", $("#tab-live"), $("#mode-live")],
+  ]) {
+    tab.setAttribute("aria-selected", String(name === mode));
+    tab.tabIndex = name === mode ? 0 : -1;
+    panel.hidden = name !== mode;
+  }
+  simulation?.setPaused(mode !== "sim");
+  if (mode === "live") {
+    live ??= new LiveMode({ hook, windowS: WINDOW_S });
+    live.start();
+  } else {
+    live?.stop();
+  }
+}
+
+function rememberMode(mode) {
+  const url = new URL(location.href);
+  url.searchParams.delete("mode");
+  url.hash = mode === "live" ? "live" : "";
+  history.replaceState(null, "", url);
+}
+for (const mode of ["sim", "live"]) {
+  $(`#tab-${mode}`).addEventListener("click", () => {
+    rememberMode(mode);
+    selectMode(mode);
+  });
+}
+document.querySelector(".tabs").addEventListener("keydown", (event) => {
+  if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
+  const next = hook.mode === "sim" ? "live" : "sim";
+  $(`#tab-${next}`).click();
+  $(`#tab-${next}`).focus();
+});
+for (const form of document.querySelectorAll("form")) form.addEventListener("submit", (event) => event.preventDefault());
+
+// ------------------------------------------------------------------ start ---
+
+showKnobs();
+for (const k of Object.values(KNOBS)) {
+  k.input.addEventListener("input", () => {
+    showKnobs();
+    simulation?.applyKnobs();
+  });
+}
+$("#compare").addEventListener("change", (event) => simulation?.setCompare(event.target.checked));
+$("#reset").addEventListener("click", () => simulation?.reset());
+
+const startMode = params.get("mode") === "live" || location.hash === "#live" ? "live" : "sim";
+
+try {
+  const { Limiter } = await import("edgeshed");
+  simulation = new Simulation(Limiter);
+} catch (error) {
+  showError(
+    `Could not load the edgeshed package (${error?.message ?? error}). Build it with ./scripts/build-pkg.sh and serve the page with node scripts/serve-www.mjs.`,
+  );
+}
+selectMode(startMode);
+hook.ready = true;
+document.documentElement.dataset.ready = "true";

@@ -1,0 +1,381 @@
+// The in-browser simulation: a simulated origin (capacity slots, service
+// latency, a FIFO for whatever exceeds its slots), an open-loop load
+// generator (Poisson arrivals from a seeded generator), and two lanes fed
+// the same arrivals: one through edgeshed's real Limiter (the wasm package),
+// one straight into the origin with no limiter.
+//
+// Times: the simulation runs at `speed` × wall-clock time. Everything shown
+// is in simulated time; the Limiter's timers and the origin's latency are
+// divided by `speed` before they reach setTimeout.
+import { LatencyWindow } from "./metrics.js";
+
+/** A small seeded PRNG (mulberry32), uniform in [0, 1). */
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A FIFO with O(1) push and shift and removal by marking. */
+class Fifo {
+  constructor() {
+    this.items = [];
+    this.head = 0;
+    this.length = 0;
+  }
+  push(item) {
+    this.items.push(item);
+    this.length++;
+  }
+  shift() {
+    while (this.head < this.items.length) {
+      const item = this.items[this.head];
+      this.items[this.head++] = undefined;
+      if (this.head > 1024 && this.head * 2 > this.items.length) {
+        this.items = this.items.slice(this.head);
+        this.head = 0;
+      }
+      if (item && !item.removed) {
+        this.length--;
+        return item;
+      }
+    }
+    return undefined;
+  }
+  remove(item) {
+    if (!item.removed) {
+      item.removed = true;
+      this.length--;
+    }
+  }
+}
+
+/**
+ * The simulated origin: `capacity` requests are served at once, each for
+ * about `latencyMs` (log-normal, σ 0.25); the rest wait in its FIFO.
+ * `call(signal)` resolves when the request is served; an aborted signal
+ * takes the request out of the FIFO or frees its slot at once.
+ */
+export class Origin {
+  constructor({ capacity, latencyMs, random, clock }) {
+    this.capacity = capacity;
+    this.latencyMs = latencyMs;
+    this.random = random;
+    this.clock = clock;
+    this.busy = 0;
+    this.fifo = new Fifo();
+    this.started = 0;
+    this.timers = new Set();
+    this.disposed = false;
+  }
+
+  serviceMs() {
+    // Box-Muller normal, then a log-normal with mean latencyMs.
+    const u = 1 - this.random();
+    const v = this.random();
+    const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+    const sigma = 0.25;
+    return this.latencyMs * Math.exp(sigma * z - (sigma * sigma) / 2);
+  }
+
+  call(signal) {
+    return new Promise((resolve, reject) => {
+      const job = { resolve, reject, signal, timer: null, removed: false };
+      if (signal) {
+        if (signal.aborted) return reject(signal.reason);
+        job.onAbort = () => {
+          if (job.timer !== null) {
+            clearTimeout(job.timer);
+            this.timers.delete(job.timer);
+            job.timer = null;
+            this.busy--;
+            this.pump();
+          } else {
+            this.fifo.remove(job);
+          }
+          reject(signal.reason);
+        };
+        signal.addEventListener("abort", job.onAbort, { once: true });
+      }
+      this.fifo.push(job);
+      this.pump();
+    });
+  }
+
+  setCapacity(capacity) {
+    this.capacity = capacity;
+    this.pump();
+  }
+
+  pump() {
+    while (!this.disposed && this.busy < this.capacity && this.fifo.length > 0) {
+      const job = this.fifo.shift();
+      this.busy++;
+      this.started++;
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        job.timer = null;
+        job.signal?.removeEventListener("abort", job.onAbort);
+        this.busy--;
+        job.resolve();
+        this.pump();
+      }, this.serviceMs() / this.clock.speed);
+      job.timer = timer;
+      this.timers.add(timer);
+    }
+  }
+
+  /** Stops every timer; pending calls never settle. */
+  dispose() {
+    this.disposed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.fifo = new Fifo();
+  }
+}
+
+function toRealMs(ms, speed) {
+  return Math.max(1, Math.round(ms / speed));
+}
+
+/**
+ * The edgeshed lane: every arrival goes through `limiter.run(work,
+ * { deadlineMs })` and the work is a call to its own origin. Changing the
+ * limiter's options makes a new Limiter (the old one drains on its own;
+ * its counters stay in the totals).
+ */
+export class LimitedLane {
+  constructor({ Limiter, origin, options, clock }) {
+    this.Limiter = Limiter;
+    this.origin = origin;
+    this.clock = clock;
+    this.latency = new LatencyWindow(1);
+    this.offered = 0;
+    this.ok = 0;
+    this.deadline = 0;
+    this.errors = 0;
+    this.retired = []; // older limiters still draining
+    this.base = { admitted: 0, shed: 0, queueTimeouts: 0 };
+    this.gen = null;
+    this.setOptions(options);
+  }
+
+  setOptions(options) {
+    const speed = this.clock.speed;
+    const limiterOptions = { maxInFlight: options.maxInFlight, maxQueue: options.maxQueue };
+    if (options.maxQueue > 0) limiterOptions.queueTimeoutMs = toRealMs(options.queueTimeoutMs, speed);
+    const key = JSON.stringify(limiterOptions);
+    this.options = { ...options };
+    this.runOptions = options.deadlineMs > 0 ? { deadlineMs: toRealMs(options.deadlineMs, speed) } : undefined;
+    if (this.gen && this.gen.key === key) return;
+    if (this.gen) this.retired.push(this.gen);
+    this.gen = { key, limiter: new this.Limiter(limiterOptions), running: 0, maxRunning: 0, maxInFlight: 0, maxQueued: 0, maxOrigin: 0 };
+  }
+
+  arrive() {
+    this.offered++;
+    const gen = this.gen;
+    const start = this.clock.now();
+    const work = (signal) => {
+      gen.running++;
+      if (gen.running > gen.maxRunning) gen.maxRunning = gen.running;
+      // Counted out synchronously when the work settles or is aborted (a
+      // passed deadline), not in a later microtask.
+      let counted = true;
+      const out = () => {
+        if (counted) {
+          counted = false;
+          gen.running--;
+        }
+      };
+      signal?.addEventListener("abort", out, { once: true });
+      return this.origin.call(signal).then(
+        (value) => {
+          out();
+          return value;
+        },
+        (error) => {
+          out();
+          throw error;
+        },
+      );
+    };
+    gen.limiter.run(work, this.runOptions).then(
+      () => {
+        this.ok++;
+        const end = this.clock.now();
+        this.latency.add(end / 1000, end - start);
+      },
+      (error) => {
+        if (error?.name === "DeadlineError") this.deadline++;
+        else if (error?.name !== "OverloadedError") {
+          this.errors++;
+          console.error("edgeshed simulation: unexpected rejection", error);
+        }
+      },
+    );
+    this.observe();
+  }
+
+  /** Tracks the largest in-flight / queued counts the current limiter reported. */
+  observe() {
+    const s = this.gen.limiter.stats();
+    if (s.inFlight > this.gen.maxInFlight) this.gen.maxInFlight = s.inFlight;
+    if (s.queued > this.gen.maxQueued) this.gen.maxQueued = s.queued;
+    if (this.origin.busy > this.gen.maxOrigin) this.gen.maxOrigin = this.origin.busy;
+    return s;
+  }
+
+  stats() {
+    const now = this.observe();
+    const total = { inFlight: now.inFlight, queued: now.queued, admitted: now.admitted, shed: now.shed, queueTimeouts: now.queueTimeouts };
+    for (const key of ["admitted", "shed", "queueTimeouts"]) total[key] += this.base[key];
+    const still = [];
+    for (const gen of this.retired) {
+      const s = gen.limiter.stats();
+      if (s.inFlight === 0 && s.queued === 0) {
+        for (const key of ["admitted", "shed", "queueTimeouts"]) this.base[key] += s[key];
+        for (const key of ["admitted", "shed", "queueTimeouts"]) total[key] += s[key];
+        gen.limiter.free();
+      } else {
+        still.push(gen);
+        total.inFlight += s.inFlight;
+        total.queued += s.queued;
+        for (const key of ["admitted", "shed", "queueTimeouts"]) total[key] += s[key];
+      }
+    }
+    this.retired = still;
+    return {
+      ...total,
+      offered: this.offered,
+      ok: this.ok,
+      deadline: this.deadline,
+      errors: this.errors,
+      limit: this.options.maxInFlight,
+      maxQueue: this.options.maxQueue,
+      // The largest values seen under the current options (the previous
+      // limiter, if any, may still be draining): in flight and queued as the
+      // Limiter reports them, calls of the work function running at once,
+      // and requests at the origin.
+      maxInFlightSeen: this.gen.maxInFlight,
+      maxQueuedSeen: this.gen.maxQueued,
+      maxRunningSeen: this.gen.maxRunning,
+      maxAtOriginSeen: this.gen.maxOrigin,
+      pending: total.inFlight + total.queued,
+    };
+  }
+
+  dispose() {
+    this.origin.dispose();
+  }
+}
+
+/**
+ * The lane without a limiter: every arrival is admitted and goes straight
+ * to the origin, whose FIFO holds whatever exceeds its slots. It stops
+ * taking arrivals at `maxPending` requests held (the page says so).
+ */
+export class UnboundedLane {
+  constructor({ origin, clock, maxPending = 100_000 }) {
+    this.origin = origin;
+    this.clock = clock;
+    this.maxPending = maxPending;
+    this.latency = new LatencyWindow(1);
+    this.offered = 0;
+    this.ok = 0;
+    this.stopped = false;
+  }
+
+  arrive() {
+    if (this.stopped) return;
+    if (this.origin.busy + this.origin.fifo.length >= this.maxPending) {
+      this.stopped = true;
+      return;
+    }
+    this.offered++;
+    const start = this.clock.now();
+    this.origin.call().then(() => {
+      this.ok++;
+      const end = this.clock.now();
+      this.latency.add(end / 1000, end - start);
+    });
+  }
+
+  stats() {
+    const inFlight = this.origin.busy;
+    const queued = this.origin.fifo.length;
+    return {
+      inFlight,
+      queued,
+      admitted: this.offered,
+      shed: 0,
+      queueTimeouts: 0,
+      offered: this.offered,
+      ok: this.ok,
+      deadline: 0,
+      errors: 0,
+      pending: inFlight + queued,
+      stopped: this.stopped,
+    };
+  }
+
+  dispose() {
+    this.origin.dispose();
+  }
+}
+
+/**
+ * Open-loop load: Poisson arrivals at `rate` per simulated second, checked
+ * every 5 ms of wall-clock time; each arrival goes to every lane.
+ */
+export class LoadGenerator {
+  constructor({ rate, random, clock, onArrival }) {
+    this.random = random;
+    this.clock = clock;
+    this.onArrival = onArrival;
+    this.next = null;
+    this.setRate(rate);
+    this.timer = setInterval(() => this.tick(), 5);
+  }
+
+  setRate(rate) {
+    this.rate = rate;
+    this.next = rate > 0 ? this.clock.now() + this.gap() : null;
+  }
+
+  gap() {
+    return (-Math.log(1 - this.random()) / this.rate) * 1000;
+  }
+
+  tick() {
+    if (this.next === null) return;
+    const now = this.clock.now();
+    // After a stall (a busy machine, a hidden tab), skip what was missed
+    // instead of a flood: at most 50 ms of arrivals at once.
+    if (now - this.next > 50) this.next = now - 50;
+    while (this.next <= now) {
+      this.onArrival();
+      this.next += this.gap();
+    }
+  }
+
+  dispose() {
+    clearInterval(this.timer);
+  }
+}
+
+/** Simulated time in ms: `speed` × wall-clock time since `start`. */
+export class Clock {
+  constructor(speed = 1) {
+    this.speed = speed;
+    this.start = performance.now();
+  }
+  now() {
+    return (performance.now() - this.start) * this.speed;
+  }
+}
