@@ -118,6 +118,15 @@ suite_loom() {
         cargo test --release --test loom_semaphore
 }
 
+suite_www() {
+    # The dashboard (www/, served by scripts/serve-www.mjs) in headless Chromium:
+    # simulation mode on the npm package, live mode against the worker in
+    # workerd (Miniflare). Screenshots go to artifacts/www/.
+    [ -f pkg/browser.js ] || ./scripts/build-pkg.sh
+    [ -f dist/worker/edgeshed_bg.wasm ] || ./scripts/build-worker.sh
+    node --test --test-concurrency=1 --test-force-exit tests/www/
+}
+
 # ====================== ADD NEW SUITES HERE ==================================
 # Define `suite_<name>() { ...; }` above this block, then append "<name>" to
 # SUITES in the order it should run (each entry: name|header text).
@@ -133,6 +142,7 @@ SUITES=(
     "node_tests|npm package in Node.js, workerd and Chromium (node --test tests/js/)"
     "worker|edge worker in workerd via Miniflare (node --test tests/worker/)"
     "loom|loom model checking of the semaphore (tests/loom_semaphore.rs, <= 3 preemptions)"
+    "www|dashboard in headless Chromium: simulation and live mode (node --test tests/www/)"
 )
 # =============================================================================
 

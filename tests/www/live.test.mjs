@@ -1,0 +1,167 @@
+// The dashboard's live mode against the real worker: worker/index.mjs in
+// workerd (Miniflare, wrangler.toml's compatibility settings) in front of
+// two real origin servers, with scripts/serve-www.mjs proxying /gateway/* to
+// it. After a burst fired from the page, the page shows the gateway's
+// counters exactly as /__edgeshed/stats reports them.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { answer, startOrigin } from "../worker/support/origin.mjs";
+import { idle, startWorker } from "../worker/support/worker.mjs";
+import { startServer } from "../../scripts/serve-www.mjs";
+import { NARROW, WIDE, chartsDrawn, counters, launch, load, openPage, requirePackage, screenshot, until } from "./support.mjs";
+
+const T = { timeout: 90_000 };
+const FIELDS = ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit"];
+
+/** The gateway counters table as shown: { scope: { field: number } }. */
+function shownTable(page) {
+  return page.evaluate((fields) => {
+    const out = {};
+    for (const row of document.querySelectorAll("#live-table tbody tr")) {
+      out[row.dataset.scope] = Object.fromEntries(
+        fields.map((f) => [f, Number(row.querySelector(`[data-field="${f}"]`).textContent.replace(/,/g, ""))]),
+      );
+    }
+    return out;
+  }, FIELDS);
+}
+
+function byScope(stats) {
+  const out = { global: stats.global, ...stats.origins };
+  for (const key of Object.keys(out)) out[key] = Object.fromEntries(FIELDS.map((f) => [f, out[key][f]]));
+  return out;
+}
+
+describe("dashboard: live mode against the worker in workerd", () => {
+  let users, recs, worker, www, browser;
+
+  before(async () => {
+    requirePackage();
+    users = await startOrigin("users");
+    recs = await startOrigin("recs");
+    users.behave(answer({ id: 1, name: "Ada" }, { delayMs: 30 }));
+    recs.behave(answer({ items: ["lamp"] }, { delayMs: 10 }));
+    // The demo configuration's limits, pointed at this test's origins (with
+    // a longer deadline, so that a busy machine still answers some with 200).
+    worker = await startWorker({
+      retryAfterSeconds: 1,
+      global: { maxInFlight: 64, maxQueue: 64, queueTimeoutMs: 50 },
+      origins: {
+        users: { url: users.url, maxInFlight: 6, maxQueue: 6, queueTimeoutMs: 20, timeoutMs: 5000 },
+        recs: { url: recs.url, maxInFlight: 2, maxQueue: 0 },
+      },
+      routes: [
+        {
+          path: "/aggregate",
+          deadlineMs: 5000,
+          fanout: [
+            { origin: "users", path: "/u", required: true },
+            { origin: "recs", path: "/r", required: false },
+          ],
+        },
+      ],
+    });
+    www = await startServer({ port: 0, gateway: String(worker.url) });
+    browser = await launch();
+  }, T);
+
+  after(async () => {
+    await browser?.close();
+    await www?.close();
+    await worker?.dispose();
+    await Promise.all([users, recs].map((o) => o?.close()));
+  }, T);
+
+  test("after a burst, the page shows non-zero shed and admitted counts matching /__edgeshed/stats", T, async () => {
+    const page = await openPage(browser, WIDE);
+    await load(page, `${www.url}?mode=live`);
+    assert.equal(await page.isVisible("#mode-live"), true);
+    assert.equal(await page.isVisible("#mode-sim"), false);
+    await until(page, () => window.__edgeshed.live?.ok && window.__edgeshed.live.polls >= 2, null, { what: "two polls of the stats" });
+    assert.match(await page.textContent("#live-status"), new RegExp(`live: ${String(worker.url).replace(/\/$/, "")}`));
+    const before = await shownTable(page);
+    assert.deepEqual(Object.keys(before), ["global", "users", "recs"]);
+    assert.equal(before.global.admitted, 0);
+
+    // Fire 200 concurrent requests at /aggregate from the page's button.
+    await page.locator("#burst-n").fill("200");
+    await page.locator("#burst").click();
+    const burst = await until(page, () => window.__edgeshed.live.bursts === 1 && window.__edgeshed.live.lastBurst, null, {
+      what: "the burst to finish",
+      timeout: 30_000,
+    });
+    assert.equal(burst.n, 200);
+    const statuses = burst.statuses;
+    assert.ok(statuses["200"] > 0, `some admitted and answered: ${JSON.stringify(statuses)}`);
+    assert.ok(statuses["503"] > 0, `some shed: ${JSON.stringify(statuses)}`);
+    assert.match(await page.textContent("#burst-result"), /200 × GET \/aggregate: 200 ×\d+ · 503 ×\d+/);
+
+    // The page's counters of the answers it got.
+    const tally = await counters(page, "live");
+    assert.equal(tally.sent, 200);
+    assert.equal(tally.ok, statuses["200"]);
+    assert.equal(tally.s503, statuses["503"]);
+
+    // Once the gateway is idle, what the page shows is exactly /__edgeshed/stats.
+    let stats, shown;
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      stats = await worker.stats();
+      shown = await shownTable(page);
+      if (idle(stats) && JSON.stringify(shown) === JSON.stringify(byScope(stats))) break;
+      if (Date.now() > deadline) assert.fail(`the page never matched the stats:\npage:  ${JSON.stringify(shown)}\nstats: ${JSON.stringify(stats)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(shown.global.admitted > 0, JSON.stringify(shown));
+    assert.ok(shown.users.admitted > 0, JSON.stringify(shown));
+    const rejected = Object.values(shown).reduce((sum, s) => sum + s.shed + s.queueTimeouts, 0);
+    assert.ok(rejected > 0, `non-zero shed: ${JSON.stringify(shown)}`);
+    assert.ok(shown.users.shed + shown.users.queueTimeouts > 0, JSON.stringify(shown));
+    // Every request got an answer: each 503 is a shed or a queue timeout somewhere.
+    assert.equal(shown.global.admitted + shown.global.shed + shown.global.queueTimeouts, 200);
+
+    // The charts of the chosen scope are drawn; pick the users origin, where the shedding is.
+    await page.locator("#live-scope").selectOption("users");
+    await until(page, () => window.__edgeshed.live.scope === "users", null, { what: "scope users" });
+    const polls = await page.evaluate(() => window.__edgeshed.live.polls);
+    await until(page, (n) => window.__edgeshed.live.polls >= n + 2, polls, { what: "two more polls" });
+    assert.match(await page.textContent("#lane-live h2"), /origin users/);
+    const charts = await chartsDrawn(page);
+    assert.equal(charts.length, 3);
+    for (const c of charts) assert.ok(c.inked > 500, JSON.stringify(c));
+    assert.ok(users.peak <= 6, `the users origin saw at most 6 at once, saw ${users.peak}`);
+
+    await screenshot(page, "live-burst-1280x800");
+    await page.setViewportSize(NARROW);
+    await until(page, (n) => window.__edgeshed.live.polls >= n + 2, polls + 2, { what: "a redraw" });
+    await screenshot(page, "live-burst-390x844", { fullPage: true });
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test("serve-www: /pkg/ serves the wasm as application/wasm, /gateway/ proxies, and nothing escapes www/", T, async () => {
+    const wasm = await fetch(new URL("pkg/edgeshed_bg.wasm", www.url));
+    assert.equal(wasm.status, 200);
+    assert.equal(wasm.headers.get("content-type"), "application/wasm");
+    assert.ok(WebAssembly.validate(new Uint8Array(await wasm.arrayBuffer())));
+    const js = await fetch(new URL("app.js", www.url));
+    assert.match(js.headers.get("content-type"), /^text\/javascript/);
+    await js.arrayBuffer();
+
+    const stats = await fetch(new URL("gateway/__edgeshed/stats", www.url));
+    assert.equal(stats.status, 200);
+    assert.deepEqual(Object.keys(await stats.json()), ["global", "origins"]);
+    const missing = await fetch(new URL("gateway/nope", www.url));
+    assert.equal(missing.status, 404);
+    assert.deepEqual(await missing.json(), { error: "not_found" });
+
+    for (const path of ["/../package.json", "/%2e%2e/package.json", "/pkg/../../Cargo.toml", "/..%2fCargo.toml"]) {
+      const res = await fetch(www.url.replace(/\/$/, "") + path);
+      assert.notEqual(res.status, 200, path);
+      await res.arrayBuffer();
+    }
+    const bad = await fetch(new URL("__www/burst?n=0", www.url), { method: "POST" });
+    assert.equal(bad.status, 400);
+    await bad.arrayBuffer();
+  });
+});

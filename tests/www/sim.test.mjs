@@ -1,0 +1,164 @@
+// The dashboard's simulation mode in headless Chromium: the page imports the
+// real npm package (pkg/browser.js, wasm) through its import map, served by
+// scripts/serve-www.mjs. Tests wait on the page's state
+// (window.__edgeshed), never on fixed sleeps.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { startServer } from "../../scripts/serve-www.mjs";
+import {
+  NARROW,
+  WIDE,
+  chartsDrawn,
+  counters,
+  launch,
+  load,
+  openPage,
+  requirePackage,
+  screenshot,
+  until,
+} from "./support.mjs";
+
+const T = { timeout: 60_000 };
+
+describe("dashboard: simulation mode", () => {
+  let www;
+  let browser;
+
+  before(async () => {
+    requirePackage();
+    // No gateway behind it: simulation mode must not need one.
+    www = await startServer({ port: 0, gateway: "http://127.0.0.1:9" });
+    browser = await launch();
+  }, T);
+
+  after(async () => {
+    await browser?.close();
+    await www?.close();
+  }, T);
+
+  test("the page loads with no console errors or failed requests, and draws its charts", T, async () => {
+    const page = await openPage(browser, WIDE);
+    await load(page, www.url);
+    assert.equal(await page.title(), "edgeshed · admission dashboard");
+    await until(page, () => window.__edgeshed.sim?.samples >= 10, null, { what: "10 samples" });
+
+    // Every file came from this server with 200: the page, its modules, the package and its wasm.
+    assert.ok(page.responses.every((line) => line.startsWith("200 ")), page.responses.join("\n"));
+    for (const path of ["/", "/app.js", "/chart.js", "/style.css", "/pkg/browser.js", "/pkg/edgeshed_bg.wasm"]) {
+      assert.ok(page.responses.includes(`200 ${path}`), `loaded ${path}: ${page.responses.join(", ")}`);
+    }
+    // Nothing from anywhere else (no CDN).
+    const origins = await page.evaluate(() => performance.getEntriesByType("resource").map((e) => new URL(e.name).origin));
+    assert.deepEqual([...new Set(origins)], [new URL(www.url).origin]);
+    assert.equal(await page.evaluate(() => document.querySelector("#load-error").hidden), true);
+
+    // Six charts (two lanes), each with labelled axes drawn on a canvas and a legend.
+    const charts = await chartsDrawn(page);
+    assert.equal(charts.length, 6);
+    for (const c of charts) assert.ok(c.width > 0 && c.inked > 500, JSON.stringify(c));
+    const legends = await page.locator("#lane-edgeshed .legend").allTextContents();
+    assert.equal(legends.length, 3);
+    assert.match(legends[0], /in flight.*queued/);
+    assert.match(legends[1], /offered.*admitted.*completed.*shed \(503\)/);
+    assert.match(legends[2], /p50.*ms.*p99.*ms/);
+    // The outputs show the knobs' units.
+    assert.equal(await page.textContent("#offered-out"), "240 req/s");
+    assert.equal(await page.textContent("#latency-out"), "50 ms");
+
+    await screenshot(page, "sim-start-1280x800");
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test("offered load above capacity: the shed counter rises while in-flight never exceeds maxInFlight", T, async () => {
+    const page = await openPage(browser, WIDE);
+    await load(page, `${www.url}?compare=0&offered=80`);
+    assert.equal(await page.isVisible("#lane-unbounded"), false);
+    // 8 slots × 1000 / 50 ms = 160 req/s; 80 req/s fits: (almost) nothing shed
+    // (a stall of a busy machine's timers may bunch a few arrivals up).
+    await until(page, () => window.__edgeshed.sim?.lanes.edgeshed.ok >= 80, null, { what: "80 completed" });
+    let state = await page.evaluate(() => window.__edgeshed.sim);
+    const early = state.lanes.edgeshed;
+    assert.ok(early.shed + early.queueTimeouts <= early.offered * 0.05, JSON.stringify(early));
+
+    // 600 req/s, almost 4× what the origin can serve.
+    await page.locator("#offered").fill("600");
+    assert.equal(await page.textContent("#offered-out"), "600 req/s");
+    assert.match(await page.textContent("#load-hint"), /3\.8× what the origin can serve: overload/);
+    const first = await until(page, () => window.__edgeshed.sim.lanes.edgeshed.shed >= 100 && window.__edgeshed.sim.lanes.edgeshed.shed, null, {
+      what: "100 shed",
+    });
+    const second = await until(page, (n) => window.__edgeshed.sim.lanes.edgeshed.shed >= n + 200 && window.__edgeshed.sim.lanes.edgeshed.shed, first, {
+      what: "the shed counter to keep rising",
+    });
+    assert.ok(second > first);
+    // The throughput chart's admitted rate settles near the origin's capacity, the rest is shed.
+    await until(page, () => window.__edgeshed.sim.time > 3, null, { what: "3 s of simulated time" });
+
+    state = await page.evaluate(() => window.__edgeshed.sim);
+    const lane = state.lanes.edgeshed;
+    assert.equal(lane.limit, 8);
+    assert.ok(lane.maxInFlightSeen <= 8, `in flight never above maxInFlight: saw ${lane.maxInFlightSeen}`);
+    assert.equal(lane.maxInFlightSeen, 8, "the limit was reached");
+    assert.ok(lane.maxRunningSeen <= 8, `work running at once never above maxInFlight: saw ${lane.maxRunningSeen}`);
+    assert.ok(lane.maxAtOriginSeen <= 8, `the origin never saw more than maxInFlight: saw ${lane.maxAtOriginSeen}`);
+    assert.ok(lane.maxQueuedSeen <= 16, `queued never above maxQueue: saw ${lane.maxQueuedSeen}`);
+    assert.equal(lane.errors, 0);
+    assert.ok(lane.admitted > 0 && lane.ok > 0);
+
+    // The counters on the page show the same story.
+    const shown = await counters(page, "edgeshed");
+    assert.ok(shown.shed >= first, JSON.stringify(shown));
+    assert.ok(shown.inFlight <= 8 && shown.queued <= 16, JSON.stringify(shown));
+    assert.ok(shown.admitted > 0, JSON.stringify(shown));
+
+    await screenshot(page, "sim-overload-1280x800");
+    await page.setViewportSize(NARROW);
+    await until(page, (n) => window.__edgeshed.sim.samples > n + 2, state.samples, { what: "a redraw" });
+    await screenshot(page, "sim-overload-390x844", { fullPage: true });
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test("with the limiter off, queued work grows instead (and latency climbs)", T, async () => {
+    const page = await openPage(browser, WIDE);
+    await load(page, `${www.url}?compare=0&offered=600`);
+    assert.equal(await page.isVisible("#lane-unbounded"), false);
+    await page.locator("#compare").check();
+    assert.equal(await page.isVisible("#lane-unbounded"), true);
+
+    const q1 = await until(page, () => window.__edgeshed.sim.lanes.unbounded?.queued >= 300 && window.__edgeshed.sim.lanes.unbounded.queued, null, {
+      what: "300 queued without a limiter",
+    });
+    const q2 = await until(page, (n) => window.__edgeshed.sim.lanes.unbounded.queued >= n + 300 && window.__edgeshed.sim.lanes.unbounded.queued, q1, {
+      what: "the queue to keep growing",
+    });
+    assert.ok(q2 > q1);
+    // Its latency climbs past edgeshed's deadline while edgeshed stays under it.
+    await until(page, () => window.__edgeshed.sim.latency.unbounded?.p50 > 1000, null, { what: "unbounded p50 above 1 s" });
+
+    const state = await page.evaluate(() => window.__edgeshed.sim);
+    const { edgeshed, unbounded } = state.lanes;
+    assert.equal(unbounded.shed + unbounded.queueTimeouts, 0, "no limiter: nothing is shed");
+    assert.equal(unbounded.admitted, unbounded.offered, "no limiter: everything is admitted");
+    assert.ok(unbounded.inFlight <= 8, "the origin itself still serves 8 at once");
+    // Side by side, the same arrivals: edgeshed stays bounded.
+    assert.ok(edgeshed.maxInFlightSeen <= 8 && edgeshed.maxRunningSeen <= 8 && edgeshed.maxQueuedSeen <= 16, JSON.stringify(edgeshed));
+    assert.ok(edgeshed.shed > 0);
+    assert.ok(edgeshed.pending <= 24, JSON.stringify(edgeshed));
+    // (A little slack over the 500 ms deadline for a busy machine's timers.)
+    assert.ok(state.latency.edgeshed.p99 <= 500 + 250, `edgeshed p99 near its deadline: ${state.latency.edgeshed.p99}`);
+    assert.ok(state.latency.edgeshed.p99 < state.latency.unbounded.p50, JSON.stringify(state.latency));
+
+    const shown = await counters(page, "unbounded");
+    assert.ok(shown.queued >= q1, JSON.stringify(shown));
+    assert.equal(shown.shed, 0);
+
+    await screenshot(page, "sim-no-limiter-1280x800");
+    await page.setViewportSize(NARROW);
+    await until(page, (n) => window.__edgeshed.sim.samples > n + 2, state.samples, { what: "a redraw" });
+    await screenshot(page, "sim-no-limiter-390x844", { fullPage: true });
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+});
