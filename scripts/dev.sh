@@ -6,6 +6,7 @@
 #   ./scripts/dev.sh                 # gateway on http://127.0.0.1:8787
 #   PORT=9000 ./scripts/dev.sh       # another port
 #   USERS_LATENCY_MS=200 ./scripts/dev.sh   # slower origin (see scripts/demo-origins.mjs)
+#   WWW_PORT=9100 ./scripts/dev.sh   # the dashboard (www/) elsewhere than :8788
 set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,6 +32,9 @@ stop() {
 }
 trap stop INT TERM EXIT
 
+echo "dev.sh: building the npm package for the dashboard (scripts/build-pkg.sh)"
+./scripts/build-pkg.sh
+
 echo "dev.sh: starting the demo origins"
 setsid node scripts/demo-origins.mjs &
 pids+=($!)
@@ -50,9 +54,20 @@ for _ in $(seq 1 180); do
     sleep 1
 done
 
+WWW_PORT="${WWW_PORT:-8788}"
+www="http://127.0.0.1:$WWW_PORT/"
+echo "dev.sh: starting the dashboard (scripts/serve-www.mjs)"
+GATEWAY="$base" WWW_PORT="$WWW_PORT" setsid node scripts/serve-www.mjs &
+pids+=($!)
+for _ in $(seq 1 50); do
+    if curl -s -o /dev/null "$www"; then break; fi
+    sleep 0.1
+done
+
 cat <<INFO
 
 edgeshed gateway is up on $base  (Ctrl-C to stop)
+Dashboard: $www  (simulation in the browser; "Live gateway" tab for this gateway)
 
   curl -i $base/aggregate          # fan-out to users (required) + recs (optional)
   curl -i $base/proxy/hello?x=1    # streamed through to the users origin
