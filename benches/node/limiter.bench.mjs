@@ -1,0 +1,389 @@
+// edgeshed's npm `Limiter` (wasm, through pkg/node.js) vs p-limit, in one
+// Node.js process: per-task overhead uncontended, contended and on the shed
+// path, and memory per queued waiter.
+//
+//   node --expose-gc benches/node/limiter.bench.mjs            # full (~20 s)
+//   node --expose-gc benches/node/limiter.bench.mjs --quick    # smoke (~2 s)
+//   node --expose-gc benches/node/limiter.bench.mjs --only edgeshed
+//   node --expose-gc benches/node/limiter.bench.mjs --json out.json
+//
+// Harness as in benches/core.rs: every case runs once as warm-up, then for
+// several rounds of a fixed op count; within a round the cases of a group run
+// back to back in an order rotated every round, with a full GC before each
+// (so one case's garbage is not collected on another's time). ns/op is the
+// median over the rounds of on-CPU time of the main thread: wall-clock minus
+// its run-queue wait (/proc/thread-self/schedstat), so that preemption by
+// other processes on this 2-core machine is not counted. Work that V8 does
+// on its helper threads (concurrent marking) is not counted either; GC pauses
+// on the main thread are. See BENCHMARKS.md.
+
+import { readFileSync, writeFileSync } from "node:fs";
+import { Limiter } from "../../pkg/node.js";
+import pLimit from "p-limit";
+
+const args = process.argv.slice(2);
+const QUICK = args.includes("--quick");
+const ONLY = args.includes("--only") ? args[args.indexOf("--only") + 1] : null;
+const JSON_OUT = args.includes("--json") ? args[args.indexOf("--json") + 1] : null;
+if (typeof globalThis.gc !== "function") {
+  console.error("run with node --expose-gc");
+  process.exit(2);
+}
+
+const ROUNDS = QUICK ? 3 : 7;
+const UNCONTENDED_OPS = QUICK ? 20_000 : 200_000;
+const QUEUED = 10_000; // tasks submitted at once in the contended case
+const CONTENDED_BATCHES = QUICK ? 1 : 5;
+const SHED_OPS = QUICK ? 20_000 : 200_000;
+const LIMIT = 8;
+const WAITERS = 10_000;
+const QUEUE_TIMEOUT_MS = 600_000; // never fires within a run
+
+// ------------------------------------------------------------- harness ---
+
+function schedstat() {
+  // "<on-cpu ns> <run-queue wait ns> <timeslices>" of the calling (main) thread.
+  const [cpu, wait] = readFileSync("/proc/thread-self/schedstat", "utf8").trim().split(/\s+/).map(Number);
+  return { cpu, wait };
+}
+
+async function timed(fn) {
+  const s0 = schedstat();
+  const t0 = process.hrtime.bigint();
+  const checked = await fn();
+  const t1 = process.hrtime.bigint();
+  const s1 = schedstat();
+  const wall = Number(t1 - t0);
+  return { wall, onCpu: wall - (s1.wait - s0.wait), cpu: s1.cpu - s0.cpu, checked };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+
+/**
+ * Runs the cases of a group (each `{ label, ops, setup?, run, check }`)
+ * for ROUNDS rounds, rotated, and returns per-label stats in ns/op.
+ */
+async function group(name, cases) {
+  cases = cases.filter((c) => !ONLY || c.label.includes(ONLY) || c.label.startsWith("baseline"));
+  const samples = new Map(cases.map((c) => [c.label, { onCpu: [], wall: [], cpu: [] }]));
+  const once = async (c) => {
+    const state = c.setup ? await c.setup() : undefined;
+    gc();
+    const r = await timed(() => c.run(state));
+    c.check(r.checked, state);
+    if (c.teardown) await c.teardown(state);
+    return r;
+  };
+  for (const c of cases) await once(c); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < cases.length; k++) {
+      const c = cases[(k + round) % cases.length];
+      const r = await once(c);
+      samples.get(c.label).onCpu.push(r.onCpu / c.ops);
+      samples.get(c.label).wall.push(r.wall / c.ops);
+      samples.get(c.label).cpu.push(r.cpu / c.ops);
+    }
+  }
+  const out = {};
+  for (const c of cases) {
+    const s = samples.get(c.label);
+    out[c.label] = {
+      ns: median(s.onCpu),
+      min: Math.min(...s.onCpu),
+      max: Math.max(...s.onCpu),
+      wall: median(s.wall),
+      cpu: median(s.cpu),
+    };
+  }
+  console.log(`\n## ${name}`);
+  for (const c of cases) {
+    const r = out[c.label];
+    console.log(
+      `  ${c.label.padEnd(44)} ${r.ns.toFixed(1).padStart(8)} ns/op  [${r.min.toFixed(1)}–${r.max.toFixed(1)}]  wall ${r.wall.toFixed(1)}  cpu ${r.cpu.toFixed(1)}`,
+    );
+  }
+  return out;
+}
+
+function assert(condition, message) {
+  if (!condition) throw new Error(`check failed: ${message}`);
+}
+
+function deferred() {
+  let resolve;
+  const promise = new Promise((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const work = () => 1;
+
+// ---------------------------------------------------- 1. uncontended ---
+
+async function uncontended() {
+  const es = new Limiter({ maxInFlight: 1_000_000 });
+  const pl = pLimit(1_000_000);
+  const loop = (call) => async () => {
+    let sum = 0;
+    for (let i = 0; i < UNCONTENDED_OPS; i++) sum += await call();
+    return sum;
+  };
+  const check = (sum) => assert(sum === UNCONTENDED_OPS, `all ${UNCONTENDED_OPS} calls returned`);
+  return group("1. uncontended: `await limiter(fn)` one at a time, limit 1,000,000", [
+    { label: "baseline (await fn() wrapped in a promise)", ops: UNCONTENDED_OPS, run: loop(() => Promise.resolve(work())), check },
+    { label: "edgeshed Limiter.run", ops: UNCONTENDED_OPS, run: loop(() => es.run(work)), check },
+    { label: "p-limit", ops: UNCONTENDED_OPS, run: loop(() => pl(work)), check },
+  ]);
+}
+
+// ------------------------------------------------------ 2. contended ---
+
+/** A task that holds its slot across a microtask turn and tracks concurrency. */
+function tracker() {
+  const t = { now: 0, peak: 0 };
+  t.task = async () => {
+    t.now++;
+    if (t.now > t.peak) t.peak = t.now;
+    await null;
+    t.now--;
+    return 1;
+  };
+  return t;
+}
+
+async function contended() {
+  const batch = (submit) => async () => {
+    let sum = 0;
+    for (let b = 0; b < CONTENDED_BATCHES; b++) {
+      const promises = new Array(QUEUED);
+      for (let i = 0; i < QUEUED; i++) promises[i] = submit();
+      for (const v of await Promise.all(promises)) sum += v;
+    }
+    return sum;
+  };
+  const ops = QUEUED * CONTENDED_BATCHES;
+  const esLimiter = () => new Limiter({ maxInFlight: LIMIT, maxQueue: QUEUED, queueTimeoutMs: QUEUE_TIMEOUT_MS });
+
+  // Untimed check: both peak at exactly LIMIT and complete every task.
+  for (const [name, make] of [
+    ["edgeshed", () => { const l = esLimiter(); return (fn) => l.run(fn); }],
+    ["p-limit", () => pLimit(LIMIT)],
+  ]) {
+    const t = tracker();
+    const limit = make();
+    const results = await Promise.all(Array.from({ length: QUEUED }, () => limit(t.task)));
+    assert(results.length === QUEUED && results.every((v) => v === 1), `${name}: all tasks completed`);
+    assert(t.peak === LIMIT, `${name}: peak concurrency ${t.peak} must be ${LIMIT}`);
+  }
+  console.log(`\n(check: both peak at exactly ${LIMIT} in flight over ${QUEUED} tasks)`);
+
+  const check = (sum) => assert(sum === ops, `all ${ops} tasks returned`);
+  const t = tracker();
+  return group(`2. contended: limit ${LIMIT}, ${QUEUED.toLocaleString("en")} tasks submitted at once (× ${CONTENDED_BATCHES}), each yields once`, [
+    { label: "baseline (no limiter)", ops, run: batch(() => t.task()), check },
+    {
+      label: "edgeshed Limiter.run (maxQueue 10000)",
+      ops,
+      setup: () => esLimiter(),
+      run: (l) => batch(() => l.run(t.task))(),
+      check,
+    },
+    { label: "p-limit", ops, setup: () => pLimit(LIMIT), run: (l) => batch(() => l(t.task))(), check },
+  ]);
+}
+
+// ------------------------------------------------------- 3. overload ---
+
+async function overload() {
+  const loop = (call) => async () => {
+    let shed = 0;
+    for (let i = 0; i < SHED_OPS; i++) {
+      try {
+        await call();
+      } catch (error) {
+        if (error.status === 503) shed++;
+        else throw error;
+      }
+    }
+    return shed;
+  };
+  const check = (shed) => assert(shed === SHED_OPS, `all ${SHED_OPS} calls shed`);
+  // p-limit has no shed policy: the usual pattern is to check its counters
+  // and reject with an error of one's own (same name/status as edgeshed's).
+  const shedWith = (limit, max) => (fn) => {
+    if (limit.activeCount + limit.pendingCount >= max) {
+      const error = new Error("service overloaded");
+      error.name = "OverloadedError";
+      error.status = 503;
+      return Promise.reject(error);
+    }
+    return limit(fn);
+  };
+  return group("3. overload: limit 1 held for the whole run, every call is shed (rejected 503)", [
+    {
+      label: "baseline (Promise.reject(new Error))",
+      ops: SHED_OPS,
+      run: loop(() => {
+        const error = new Error("service overloaded");
+        error.status = 503;
+        return Promise.reject(error);
+      }),
+      check,
+    },
+    {
+      label: "edgeshed Limiter.run (maxQueue 0)",
+      ops: SHED_OPS,
+      setup: () => {
+        const l = new Limiter({ maxInFlight: 1 });
+        const held = deferred();
+        const holder = l.run(() => held.promise);
+        return { l, held, holder };
+      },
+      run: ({ l }) => loop(() => l.run(work))(),
+      check: (shed, { l }) => {
+        check(shed);
+        assert(l.stats().shed === SHED_OPS, "edgeshed counted every shed");
+      },
+      teardown: async ({ held, holder }) => {
+        held.resolve(0);
+        await holder;
+      },
+    },
+    {
+      label: "p-limit + activeCount check",
+      ops: SHED_OPS,
+      setup: () => {
+        const l = pLimit(1);
+        const held = deferred();
+        const holder = l(() => held.promise);
+        return { l, held, holder, shed: shedWith(l, 1) };
+      },
+      run: ({ shed }) => loop(() => shed(work))(),
+      check,
+      teardown: async ({ held, holder }) => {
+        held.resolve(0);
+        await holder;
+      },
+    },
+  ]);
+}
+
+// --------------------------------------------------------- 4. memory ---
+
+/**
+ * Bytes per queued waiter: the JS heap (heapUsed after full GCs) plus, for
+ * edgeshed, the growth of the wasm linear memory, divided by WAITERS. Every
+ * library holds its one slot with a pending task and WAITERS calls queue
+ * behind it; the caller keeps the WAITERS promises (as a real caller would).
+ * edgeshed runs on a fresh wasm instance (a second copy of the glue module),
+ * so the growth is not hidden by free space left by the speed cases.
+ */
+async function memory() {
+  const bytes = readFileSync(new URL("../../pkg/edgeshed_bg.wasm", import.meta.url));
+  const fresh = await import("../../pkg/edgeshed.js?memory-instance");
+  const exports = fresh.initSync({ module: bytes });
+  const wasmBytes = () => exports.memory.buffer.byteLength;
+
+  const heap = () => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const measure = async (label, start) => {
+    const held = deferred();
+    const h0 = heap();
+    const w0 = wasmBytes();
+    const { promises, release } = start(held);
+    const h1 = heap();
+    const w1 = wasmBytes();
+    held.resolve(1);
+    release && release();
+    const results = await Promise.allSettled(promises);
+    assert(results.every((r) => r.status === "fulfilled"), `${label}: every waiter completed`);
+    return { label, heap: (h1 - h0) / WAITERS, wasm: (w1 - w0) / WAITERS, total: (h1 - h0 + w1 - w0) / WAITERS };
+  };
+
+  const rows = [];
+  rows.push(
+    await measure("baseline (caller's pending promises only)", (held) => {
+      const promises = new Array(WAITERS);
+      for (let i = 0; i < WAITERS; i++) promises[i] = (async () => { await held.promise; return work(); })();
+      return { promises };
+    }),
+  );
+  rows.push(
+    await measure("edgeshed Limiter (fresh wasm instance)", (held) => {
+      const l = new fresh.Limiter({ maxInFlight: 1, maxQueue: WAITERS, queueTimeoutMs: QUEUE_TIMEOUT_MS });
+      const holder = l.run(() => held.promise);
+      const promises = new Array(WAITERS);
+      for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
+      assert(l.stats().queued === WAITERS, "edgeshed: all waiters queued");
+      promises.push(holder);
+      return { promises };
+    }),
+  );
+  rows.push(
+    await measure("p-limit", (held) => {
+      const l = pLimit(1);
+      const holder = l(() => held.promise);
+      const promises = new Array(WAITERS);
+      for (let i = 0; i < WAITERS; i++) promises[i] = l(work);
+      promises.push(holder);
+      return { promises };
+    }),
+  );
+  // Second run on the same (now warm) wasm instance: growth is then ~0.
+  rows.push(
+    await measure("edgeshed Limiter (same instance, 2nd time)", (held) => {
+      const l = new fresh.Limiter({ maxInFlight: 1, maxQueue: WAITERS, queueTimeoutMs: QUEUE_TIMEOUT_MS });
+      const holder = l.run(() => held.promise);
+      const promises = new Array(WAITERS);
+      for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
+      promises.push(holder);
+      return { promises };
+    }),
+  );
+
+  console.log(`\n## 4. memory per queued waiter (${WAITERS.toLocaleString("en")} waiters behind 1 held slot)`);
+  for (const r of rows) {
+    console.log(
+      `  ${r.label.padEnd(44)} ${r.total.toFixed(0).padStart(6)} B/waiter  (JS heap ${r.heap.toFixed(0)} + wasm memory ${r.wasm.toFixed(0)})`,
+    );
+  }
+  const base = rows[0].total;
+  const es = rows[1].total - base;
+  const pl = rows[2].total - base;
+  console.log(`  net of baseline: edgeshed ${es.toFixed(0)} B, p-limit ${pl.toFixed(0)} B, ratio ${(es / pl).toFixed(2)}`);
+  return Object.fromEntries(rows.map((r) => [r.label, r]));
+}
+
+// ------------------------------------------------------------- main ---
+
+console.log(
+  `edgeshed Limiter (pkg/, wasm) vs p-limit ${JSON.parse(readFileSync(new URL("../../node_modules/p-limit/package.json", import.meta.url))).version}` +
+    ` — node ${process.version}, ${ROUNDS} rounds${QUICK ? " (--quick)" : ""}, median on-CPU ns/op [min–max], wall-clock median`,
+);
+const results = {};
+results.memory = await memory(); // first, while the wasm instance is fresh
+results.uncontended = await uncontended();
+results.contended = await contended();
+results.overload = await overload();
+
+const ratio = (g, a, b) => g[a] && g[b] ? g[a].ns / g[b].ns : NaN;
+const net = (g, a, b, base) => g[a] && g[b] && g[base] ? (g[a].ns - g[base].ns) / (g[b].ns - g[base].ns) : NaN;
+const summary = [
+  ["uncontended", ratio(results.uncontended, "edgeshed Limiter.run", "p-limit"),
+    net(results.uncontended, "edgeshed Limiter.run", "p-limit", "baseline (await fn() wrapped in a promise)")],
+  ["contended", ratio(results.contended, "edgeshed Limiter.run (maxQueue 10000)", "p-limit"),
+    net(results.contended, "edgeshed Limiter.run (maxQueue 10000)", "p-limit", "baseline (no limiter)")],
+  ["overload (shed)", ratio(results.overload, "edgeshed Limiter.run (maxQueue 0)", "p-limit + activeCount check"),
+    net(results.overload, "edgeshed Limiter.run (maxQueue 0)", "p-limit + activeCount check", "baseline (Promise.reject(new Error))")],
+];
+console.log("\n## edgeshed / p-limit per task (goal ≤ 1.0)");
+for (const [name, r, n] of summary) {
+  console.log(`  ${name.padEnd(18)} ${r.toFixed(2)}  (net of baseline ${n.toFixed(2)})  ${r <= 1 ? "✓" : "✗"}`);
+}
+results.summary = Object.fromEntries(summary.map(([name, r, n]) => [name, { ratio: r, net: n }]));
+if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(results, null, 2));

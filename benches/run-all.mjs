@@ -1,0 +1,60 @@
+// Runs every benchmark of BENCHMARKS.md, one after the other, each printing
+// its figures and ratios:
+//
+//   node benches/run-all.mjs            # full (~6 min on 2 cores, plus the native build)
+//   node benches/run-all.mjs --quick    # smoke run of each (~2.5 min)
+//   node benches/run-all.mjs --skip native,e2e     # leave some out
+//   node benches/run-all.mjs --build    # rebuild pkg/ and dist/worker/ first
+//
+//   1. native core      cargo bench --bench core            (benches/core.rs)
+//   2. Node.js          node --expose-gc benches/node/limiter.bench.mjs
+//   3. size/start-up    node benches/size.mjs
+//   4. workerd e2e      node benches/e2e/run.mjs
+//
+// pkg/ and dist/worker/ are built (scripts/build-pkg.sh, build-worker.sh)
+// when missing or with --build. The native bench builds into
+// $CARGO_TARGET_DIR (default /tmp/target-bench). Every bench also writes its
+// figures as JSON into one directory (printed at the end).
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir, loadavg, cpus } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const QUICK = args.includes("--quick");
+const SKIP = new Set(args.includes("--skip") ? args[args.indexOf("--skip") + 1].split(",") : []);
+const env = {
+  ...process.env,
+  PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.HOME}/.cargo/bin:${process.env.PATH}`,
+  CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR ?? "/tmp/target-bench",
+};
+const out = mkdtempSync(join(tmpdir(), "edgeshed-bench-results-"));
+
+function run(what, command, argv) {
+  console.log(`\n=== ${what}: ${command} ${argv.join(" ")}   (load average ${loadavg().map((x) => x.toFixed(2)).join(", ")})\n`);
+  const t0 = Date.now();
+  const r = spawnSync(command, argv, { cwd: ROOT, env, stdio: "inherit" });
+  const seconds = ((Date.now() - t0) / 1000).toFixed(0);
+  if (r.status !== 0) {
+    console.error(`=== ${what} failed (exit ${r.status ?? r.signal}) after ${seconds} s`);
+    process.exitCode = 1;
+  } else console.log(`\n=== ${what}: done in ${seconds} s`);
+}
+
+console.log(
+  `edgeshed benchmarks — ${new Date().toISOString()}, ${cpus().length} CPUs (${cpus()[0]?.model}), node ${process.version}, ` +
+    `git ${spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).stdout.trim()}`,
+);
+if (args.includes("--build") || !existsSync(join(ROOT, "pkg/edgeshed_bg.wasm"))) run("build npm package", "bash", ["scripts/build-pkg.sh"]);
+if (args.includes("--build") || !existsSync(join(ROOT, "dist/worker/edgeshed_bg.wasm"))) run("build worker", "bash", ["scripts/build-worker.sh"]);
+
+const quick = QUICK ? ["--quick"] : [];
+if (!SKIP.has("native")) run("1. native core (edgeshed vs tower)", "cargo", ["bench", "--bench", "core", "--", ...quick]);
+if (!SKIP.has("node")) {
+  run("2. Node.js: Limiter vs p-limit", process.execPath, ["--expose-gc", "benches/node/limiter.bench.mjs", ...quick, "--json", join(out, "node.json")]);
+}
+if (!SKIP.has("size")) run("3. size and start-up", process.execPath, ["benches/size.mjs", ...quick, "--json", join(out, "size.json")]);
+if (!SKIP.has("e2e")) run("4. end to end on workerd", process.execPath, ["benches/e2e/run.mjs", ...quick, "--json", join(out, "e2e.json")]);
+console.log(`\nJSON figures: ${out}   (load average now ${loadavg().map((x) => x.toFixed(2)).join(", ")})`);
