@@ -11,8 +11,9 @@
 //   3. size/start-up    node benches/size.mjs
 //   4. workerd e2e      node benches/e2e/run.mjs
 //
-// pkg/ and dist/worker/ are built (scripts/build-pkg.sh, build-worker.sh)
-// when missing or with --build. The native bench builds into
+// pkg/, dist/worker/ and the tower-on-wasm peer (benches/tower-wasm/pkg/)
+// are built (scripts/build-pkg.sh, build-worker.sh, benches/tower-wasm/build.sh)
+// when missing or with --build; --skip tower leaves the peer out. The native bench builds into
 // $CARGO_TARGET_DIR (default /tmp/target-bench). Every bench also writes its
 // figures as JSON into one directory (printed at the end).
 import { spawnSync } from "node:child_process";
@@ -49,6 +50,9 @@ console.log(
 );
 if (args.includes("--build") || !existsSync(join(ROOT, "pkg/edgeshed_bg.wasm"))) run("build npm package", "bash", ["scripts/build-pkg.sh"]);
 if (args.includes("--build") || !existsSync(join(ROOT, "dist/worker/edgeshed_bg.wasm"))) run("build worker", "bash", ["scripts/build-worker.sh"]);
+if (!SKIP.has("tower") && (args.includes("--build") || !existsSync(join(ROOT, "benches/tower-wasm/pkg/tower_bg.wasm")))) {
+  run("build the tower-on-wasm peer", "bash", ["benches/tower-wasm/build.sh"]);
+}
 
 const quick = QUICK ? ["--quick"] : [];
 if (!SKIP.has("native")) run("1. native core (edgeshed vs tower)", "cargo", ["bench", "--bench", "core", "--", ...quick]);

@@ -1,6 +1,7 @@
-// edgeshed's npm `Limiter` (wasm, through pkg/node.js) vs p-limit, in one
-// Node.js process: per-task overhead uncontended, contended and on the shed
-// path, and memory per queued waiter.
+// edgeshed's npm `Limiter` (wasm, through pkg/node.js) vs p-limit (and vs
+// tower 0.5 on wasm, benches/tower-wasm, when built), in one Node.js
+// process: per-task overhead uncontended, contended and on the shed path,
+// and memory per queued waiter.
 //
 //   node --expose-gc benches/node/limiter.bench.mjs            # full (~20 s)
 //   node --expose-gc benches/node/limiter.bench.mjs --quick    # smoke (~2 s)
@@ -17,9 +18,21 @@
 // on its helper threads (concurrent marking) is not counted either; GC pauses
 // on the main thread are. See BENCHMARKS.md.
 
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { Limiter } from "../../pkg/node.js";
 import pLimit from "p-limit";
+
+// The third peer, tower 0.5's ConcurrencyLimit/LoadShed on wasm
+// (benches/tower-wasm), when it has been built.
+const TOWER_PKG = new URL("../tower-wasm/pkg/", import.meta.url);
+let tower = null;
+let towerWasm = null;
+if (existsSync(new URL("tower_bg.wasm", TOWER_PKG))) {
+  tower = await import(new URL("tower.js", TOWER_PKG).href);
+  towerWasm = tower.initSync({ module: readFileSync(new URL("tower_bg.wasm", TOWER_PKG)) });
+}
+/** `[case]` when the tower peer is built, else `[]`. */
+const ifTower = (c) => (tower ? [c] : []);
 
 const args = process.argv.slice(2);
 const QUICK = args.includes("--quick");
@@ -135,6 +148,13 @@ async function uncontended() {
     { label: "baseline (await fn() wrapped in a promise)", ops: UNCONTENDED_OPS, run: loop(() => Promise.resolve(work())), check },
     { label: "edgeshed Limiter.run", ops: UNCONTENDED_OPS, run: loop(() => es.run(work)), check },
     { label: "p-limit", ops: UNCONTENDED_OPS, run: loop(() => pl(work)), check },
+    ...ifTower({
+      label: "tower ConcurrencyLimit (wasm)",
+      ops: UNCONTENDED_OPS,
+      setup: () => new tower.TowerLimiter(1_000_000, false),
+      run: (l) => loop(() => l.run(work))(),
+      check,
+    }),
   ]);
 }
 
@@ -170,6 +190,7 @@ async function contended() {
   for (const [name, make] of [
     ["edgeshed", () => { const l = esLimiter(); return (fn) => l.run(fn); }],
     ["p-limit", () => pLimit(LIMIT)],
+    ...ifTower(["tower", () => { const l = new tower.TowerLimiter(LIMIT, false); return (fn) => l.run(fn); }]),
   ]) {
     const t = tracker();
     const limit = make();
@@ -177,7 +198,7 @@ async function contended() {
     assert(results.length === QUEUED && results.every((v) => v === 1), `${name}: all tasks completed`);
     assert(t.peak === LIMIT, `${name}: peak concurrency ${t.peak} must be ${LIMIT}`);
   }
-  console.log(`\n(check: both peak at exactly ${LIMIT} in flight over ${QUEUED} tasks)`);
+  console.log(`\n(check: every library peaks at exactly ${LIMIT} in flight over ${QUEUED} tasks)`);
 
   const check = (sum) => assert(sum === ops, `all ${ops} tasks returned`);
   const t = tracker();
@@ -191,6 +212,13 @@ async function contended() {
       check,
     },
     { label: "p-limit", ops, setup: () => pLimit(LIMIT), run: (l) => batch(() => l(t.task))(), check },
+    ...ifTower({
+      label: "tower ConcurrencyLimit (wasm, unbounded)",
+      ops,
+      setup: () => new tower.TowerLimiter(LIMIT, false),
+      run: (l) => batch(() => l.run(t.task))(),
+      check,
+    }),
   ]);
 }
 
@@ -267,6 +295,22 @@ async function overload() {
         await holder;
       },
     },
+    ...ifTower({
+      label: "tower LoadShed+ConcurrencyLimit (wasm)",
+      ops: SHED_OPS,
+      setup: () => {
+        const l = new tower.TowerLimiter(1, true);
+        const held = deferred();
+        const holder = l.run(() => held.promise);
+        return { l, held, holder };
+      },
+      run: ({ l }) => loop(() => l.run(work))(),
+      check,
+      teardown: async ({ held, holder }) => {
+        held.resolve(0);
+        await holder;
+      },
+    }),
   ]);
 }
 
@@ -291,7 +335,7 @@ async function memory() {
     gc();
     return process.memoryUsage().heapUsed;
   };
-  const measure = async (label, start) => {
+  const measure = async (label, start, wasmBytes = () => 0) => {
     const held = deferred();
     const h0 = heap();
     const w0 = wasmBytes();
@@ -322,7 +366,7 @@ async function memory() {
       assert(l.stats().queued === WAITERS, "edgeshed: all waiters queued");
       promises.push(holder);
       return { promises };
-    }),
+    }, wasmBytes),
   );
   rows.push(
     await measure("p-limit", (held) => {
@@ -334,6 +378,18 @@ async function memory() {
       return { promises };
     }),
   );
+  if (tower) {
+    rows.push(
+      await measure("tower ConcurrencyLimit (wasm, fresh instance)", (held) => {
+        const l = new tower.TowerLimiter(1, false);
+        const holder = l.run(() => held.promise);
+        const promises = new Array(WAITERS);
+        for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
+        promises.push(holder);
+        return { promises };
+      }, () => towerWasm.memory.buffer.byteLength),
+    );
+  }
   // Second run on the same (now warm) wasm instance: growth is then ~0.
   rows.push(
     await measure("edgeshed Limiter (same instance, 2nd time)", (held) => {
@@ -343,7 +399,7 @@ async function memory() {
       for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
       promises.push(holder);
       return { promises };
-    }),
+    }, wasmBytes),
   );
 
   console.log(`\n## 4. memory per queued waiter (${WAITERS.toLocaleString("en")} waiters behind 1 held slot)`);
@@ -355,7 +411,11 @@ async function memory() {
   const base = rows[0].total;
   const es = rows[1].total - base;
   const pl = rows[2].total - base;
-  console.log(`  net of baseline: edgeshed ${es.toFixed(0)} B, p-limit ${pl.toFixed(0)} B, ratio ${(es / pl).toFixed(2)}`);
+  const tw = tower ? rows[3].total - base : NaN;
+  console.log(
+    `  net of baseline: edgeshed ${es.toFixed(0)} B, p-limit ${pl.toFixed(0)} B (edgeshed/p-limit ${(es / pl).toFixed(2)})` +
+      (tower ? `, tower ${tw.toFixed(0)} B (edgeshed/tower ${(es / tw).toFixed(2)})` : ""),
+  );
   return Object.fromEntries(rows.map((r) => [r.label, r]));
 }
 
@@ -386,4 +446,16 @@ for (const [name, r, n] of summary) {
   console.log(`  ${name.padEnd(18)} ${r.toFixed(2)}  (net of baseline ${n.toFixed(2)})  ${r <= 1 ? "✓" : "✗"}`);
 }
 results.summary = Object.fromEntries(summary.map(([name, r, n]) => [name, { ratio: r, net: n }]));
+if (tower) {
+  const vsTower = [
+    ["uncontended", ratio(results.uncontended, "edgeshed Limiter.run", "tower ConcurrencyLimit (wasm)")],
+    ["contended", ratio(results.contended, "edgeshed Limiter.run (maxQueue 10000)", "tower ConcurrencyLimit (wasm, unbounded)")],
+    ["overload (shed)", ratio(results.overload, "edgeshed Limiter.run (maxQueue 0)", "tower LoadShed+ConcurrencyLimit (wasm)")],
+  ];
+  console.log("\n## edgeshed / tower-on-wasm per task (goal ≤ 0.7)");
+  for (const [name, r] of vsTower) console.log(`  ${name.padEnd(18)} ${r.toFixed(2)}  ${r <= 0.7 ? "✓" : "✗"}`);
+  results.summaryTower = Object.fromEntries(vsTower.map(([name, r]) => [name, { ratio: r }]));
+} else {
+  console.log("\n(tower-on-wasm peer skipped: build it with bash benches/tower-wasm/build.sh)");
+}
 if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(results, null, 2));
