@@ -50,7 +50,9 @@ suite_clippy_host() {
 }
 
 suite_clippy_wasm() {
+    # the npm package's build (default features) and the worker's
     cargo clippy --lib --target "$WASM_TARGET" -- -D warnings
+    cargo clippy --lib --target "$WASM_TARGET" --no-default-features --features worker -- -D warnings
 }
 
 suite_cargo_test() {
