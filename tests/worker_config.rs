@@ -264,6 +264,20 @@ fn proxied_paths_never_leave_the_configured_origin_or_its_base_path() {
     );
     assert_eq!(join("a/../../x", None), Err(PathRefused::EscapesBase));
     assert_eq!(join("a\\..\\x", None), Err(PathRefused::BadCharacter));
+    // `..` smuggled past servers that decode separators or read `;` params.
+    assert_eq!(join("a/..;/x", None), Err(PathRefused::EscapesBase));
+    assert_eq!(join("a%2F..%2Fx", None), Err(PathRefused::EscapesBase));
+    assert_eq!(join("a%5c..%5cx", None), Err(PathRefused::EscapesBase));
+    assert_eq!(join("x/%2e%2e%3b/y", None), Err(PathRefused::EscapesBase));
+    // ...while ordinary dots and encoded slashes still pass.
+    assert_eq!(
+        join("v1.2/file..txt", None).unwrap(),
+        "http://127.0.0.1:9001/api/v1.2/file..txt"
+    );
+    assert_eq!(
+        join("bucket/a%2Fb", None).unwrap(),
+        "http://127.0.0.1:9001/api/bucket/a%2Fb"
+    );
     assert_eq!(join("a\nb", None), Err(PathRefused::BadCharacter));
     assert_eq!(join("a", Some("x#frag")), Err(PathRefused::BadCharacter));
     // Whatever the input, the result starts with the configured origin and base.

@@ -181,6 +181,44 @@ fn dot_segment(segment: &str) -> Option<bool> {
     }
 }
 
+/// Whether a segment smuggles a `..` past a server that decodes `%2F`/`%5C`
+/// into separators or reads `;` as a path parameter (`..;`, `%2F..%2F`,
+/// `a%5C..%5Cb`): the segment is percent-decoded and split at `/`, `\` and
+/// `;`, and any `..` piece counts.
+fn hides_dot_dot(segment: &str) -> bool {
+    if !segment.contains("..") && !segment.to_ascii_lowercase().contains("%2e") {
+        return false;
+    }
+    let decoded = percent_decode_ascii(segment);
+    decoded.split(['/', '\\', ';']).any(|piece| piece == "..")
+}
+
+/// Decodes `%XX` escapes of ASCII bytes; anything else is kept as is.
+fn percent_decode_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('%') {
+        let (before, escape) = rest.split_at(at);
+        out.push_str(before);
+        let decoded = escape
+            .get(1..3)
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+            .filter(u8::is_ascii);
+        match decoded {
+            Some(byte) => {
+                out.push(char::from(byte));
+                rest = escape.get(3..).unwrap_or_default();
+            }
+            None => {
+                out.push('%');
+                rest = escape.get(1..).unwrap_or_default();
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Resolves `.`/`..` and drops empty segments; `..` past the start is refused.
 fn normalize_segments<'a>(
     segments: impl Iterator<Item = &'a str>,
@@ -195,6 +233,7 @@ fn normalize_segments<'a>(
             }
             Some(false) => {}
             None if segment.is_empty() => {}
+            None if hides_dot_dot(segment) => return Err(PathRefused::EscapesBase),
             None => kept.push(segment),
         }
     }
