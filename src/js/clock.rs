@@ -4,7 +4,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use core::time::Duration;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -64,8 +64,8 @@ struct Timers {
     next_id: u32,
     /// Armed timers: the waker, and the executor task that armed it (if
     /// any); removed when the timer fires (the id then moves to `fired`).
-    armed: HashMap<u32, (Option<Waker>, Option<u32>)>,
-    fired: HashSet<u32>,
+    armed: super::task::IdMap<(Option<Waker>, Option<u32>)>,
+    fired: HashSet<u32, core::hash::BuildHasherDefault<super::task::IdHasher>>,
 }
 
 thread_local! {

@@ -205,43 +205,82 @@ where
 }
 
 fn run(admission: &Admission<JsClock>, task: JsValue, options: JsValue) -> js_sys::Promise {
-    promise_of(|| {
+    let started = (|| {
         let task: js_sys::Function = task
             .dyn_into()
             .map_err(|_| type_error("fn must be a function"))?;
         let options = call_options(&options, "options", true)?;
         let deadline = deadline_of(&options);
         let admitting = start_admission(admission, deadline, options.signal.as_ref())?;
-        Ok(async move {
-            let permit = finish_admission(admitting, options.signal.clone()).await?;
-            // The task's own signal, aborted at the deadline or with the caller's signal.
-            let controller = match deadline.is_some() || options.signal.is_some() {
-                true => Some(AbortController::new()?),
-                false => None,
-            };
-            let returned = match &controller {
-                Some(controller) => task.call1(&JsValue::UNDEFINED, &controller.signal()),
-                None => task.call0(&JsValue::UNDEFINED),
-            }?;
-            let work = JsFuture::from(js_sys::Promise::resolve(&returned));
-            let outcome = first(
-                work,
-                deadline.map(|at| JsClock.sleep_until(at)),
-                options.signal.map(Aborted::new),
-            )
-            .await;
-            drop(permit);
-            let error = match outcome {
-                First::Work(result) => return result,
-                First::Deadline(()) => deadline_error(),
-                First::Abort(reason) => reason,
-            };
-            if let Some(controller) = controller {
-                controller.abort_with_reason(&error);
+        Ok::<_, JsValue>((task, options, deadline, admitting))
+    })();
+    let (task, options, deadline, admitting) = match started {
+        Ok(started) => started,
+        Err(error) => return js_sys::Promise::reject(&error),
+    };
+    match admitting {
+        // The common case, admitted at once with nothing to race: no task,
+        // no executor — the permit simply rides on the result's settlement.
+        Admitting::Admitted(permit) if deadline.is_none() && options.signal.is_none() => {
+            match task.call0(&JsValue::UNDEFINED) {
+                Ok(returned) => {
+                    release_when_settled(&returned, Closure::once_into_js(move || drop(permit)))
+                }
+                Err(thrown) => {
+                    drop(permit);
+                    js_sys::Promise::reject(&thrown)
+                }
             }
-            Err(error)
-        })
-    })
+        }
+        admitting => spawn(run_admitting(task, options, deadline, admitting)),
+    }
+}
+
+#[wasm_bindgen(inline_js = r#"
+export function releaseWhenSettled(value, release) {
+  return Promise.resolve(value).finally(release);
+}
+"#)]
+extern "C" {
+    /// `Promise.resolve(value).finally(release)`.
+    #[wasm_bindgen(js_name = releaseWhenSettled)]
+    fn release_when_settled(value: &JsValue, release: JsValue) -> js_sys::Promise;
+}
+
+/// `run` for a call that waits for admission, or races a deadline or signal.
+async fn run_admitting(
+    task: js_sys::Function,
+    options: CallOptions,
+    deadline: Option<Instant>,
+    admitting: Admitting,
+) -> Result<JsValue, JsValue> {
+    let permit = finish_admission(admitting, options.signal.clone()).await?;
+    // The task's own signal, aborted at the deadline or with the caller's signal.
+    let controller = match deadline.is_some() || options.signal.is_some() {
+        true => Some(AbortController::new()?),
+        false => None,
+    };
+    let returned = match &controller {
+        Some(controller) => task.call1(&JsValue::UNDEFINED, &controller.signal()),
+        None => task.call0(&JsValue::UNDEFINED),
+    }?;
+    let work = JsFuture::from(js_sys::Promise::resolve(&returned));
+    let outcome = first(
+        work,
+        deadline.map(|at| JsClock.sleep_until(at)),
+        options.signal.map(Aborted::new),
+    )
+    .await;
+    drop(permit);
+    let error = match outcome {
+        First::Work(result) => return result,
+        First::Deadline(()) => deadline_error(),
+        First::Abort(reason) => reason,
+    };
+    if let Some(controller) = controller {
+        controller.abort_with_reason(&error);
+    }
+    Err(error)
 }
 
 fn fetch(admission: &Admission<JsClock>, input: JsValue, init: JsValue) -> js_sys::Promise {

@@ -42,12 +42,47 @@ struct Task {
     /// Resolves the other promise of the next step, for wakes that may come
     /// from another request.
     wake_remote: Option<js_sys::Function>,
+    /// Set while the task is being polled: a wake then only marks `woken`
+    /// and the task is polled again at once.
+    polling: bool,
+    woken: bool,
+    /// Whether the task ever handed out a remote waker (then every pending
+    /// step needs the remote promise, since an old waker may still fire).
+    uses_remote: bool,
 }
+
+/// The most polls in a row when a task keeps waking itself; after that it
+/// yields to the event loop through its promise.
+const MAX_POLLS_PER_STEP: usize = 32;
+
+/// A hasher for the sequential `u32` ids of tasks and timers (multiplicative
+/// hashing: far cheaper than SipHash, and ids are not attacker-chosen).
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl core::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*byte)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u32(&mut self, id: u32) {
+        self.0 = u64::from(id).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A map keyed by task or timer id.
+pub(crate) type IdMap<T> = HashMap<u32, T, core::hash::BuildHasherDefault<IdHasher>>;
 
 #[derive(Default)]
 struct Tasks {
     next_id: u32,
-    live: HashMap<u32, Task>,
+    live: IdMap<Task>,
 }
 
 thread_local! {
@@ -68,6 +103,15 @@ struct TaskWaker {
     remote: bool,
 }
 
+impl TaskWaker {
+    fn wake_now(&self) {
+        let resolve = with_task(self.id, |task| task.wake_local.clone()).flatten();
+        if let Some(resolve) = resolve {
+            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::from(self.id));
+        }
+    }
+}
+
 impl Wake for TaskWaker {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
@@ -75,8 +119,12 @@ impl Wake for TaskWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         let resolve = TASKS.with(|tasks| {
-            let tasks = tasks.borrow();
-            let task = tasks.live.get(&self.id)?;
+            let mut tasks = tasks.borrow_mut();
+            let task = tasks.live.get_mut(&self.id)?;
+            if task.polling {
+                task.woken = true;
+                return None;
+            }
             if self.remote {
                 task.wake_remote.clone()
             } else {
@@ -109,6 +157,9 @@ where
                     reject,
                     wake_local: None,
                     wake_remote: None,
+                    polling: false,
+                    woken: false,
+                    uses_remote: false,
                 },
             );
             id
@@ -119,46 +170,65 @@ where
 
 /// Polls task `id` once, in the current context.
 pub(crate) fn step(id: u32) {
-    let Some(mut future) = TASKS.with(|tasks| {
-        tasks
-            .borrow_mut()
-            .live
-            .get_mut(&id)
-            .and_then(|task| task.future.take())
-    }) else {
+    let Some(mut future) = with_task(id, |task| {
+        task.polling = true;
+        task.woken = false;
+        // Any promise of the previous step is spent (or will be ignored).
+        task.wake_local = None;
+        task.wake_remote = None;
+        task.future.take()
+    })
+    .flatten() else {
         return;
     };
-    // The next step waits on promises made here, so it runs here.
-    let (wake_local, wake_remote) = (next_step_promise(), next_step_promise());
-    TASKS.with(|tasks| {
-        if let Some(task) = tasks.borrow_mut().live.get_mut(&id) {
-            task.wake_local = wake_local;
-            task.wake_remote = wake_remote;
-        }
-    });
-
     let waker = Waker::from(Arc::new(TaskWaker { id, remote: false }));
     let previous = CURRENT.with(|current| current.replace(Some(id)));
-    let outcome = future.as_mut().poll(&mut Context::from_waker(&waker));
-    CURRENT.with(|current| current.set(previous));
-    let finished = TASKS.with(|tasks| {
-        let mut tasks = tasks.borrow_mut();
-        match outcome {
-            Poll::Pending => {
-                if let Some(task) = tasks.live.get_mut(&id) {
-                    task.future = Some(future);
-                }
-                None
-            }
-            Poll::Ready(result) => tasks.live.remove(&id).map(|task| (task, result)),
+    let mut outcome = Poll::Pending;
+    for _ in 0..MAX_POLLS_PER_STEP {
+        outcome = future.as_mut().poll(&mut Context::from_waker(&waker));
+        let woken = with_task(id, |task| core::mem::take(&mut task.woken)).unwrap_or(false);
+        if outcome.is_ready() || !woken {
+            break;
         }
-    });
-    if let Some((task, result)) = finished {
+    }
+    CURRENT.with(|current| current.set(previous));
+    let result = match outcome {
+        Poll::Ready(result) => result,
+        Poll::Pending => {
+            // Still waiting: only now make the promises that wakes resolve.
+            // They are made here, in this task's context, so the next step
+            // runs here too.
+            let uses_remote = with_task(id, |task| {
+                task.polling = false;
+                task.future = Some(future);
+                task.uses_remote
+            })
+            .unwrap_or(false);
+            let wake_local = next_step_promise();
+            let wake_remote = uses_remote.then(next_step_promise).flatten();
+            let spin_again = with_task(id, |task| {
+                task.wake_local = wake_local;
+                task.wake_remote = wake_remote;
+                // Woken on the last of MAX_POLLS_PER_STEP polls: yield, then go on.
+                core::mem::take(&mut task.woken)
+            });
+            if spin_again == Some(true) {
+                TaskWaker { id, remote: false }.wake_now();
+            }
+            return;
+        }
+    };
+    if let Some(task) = TASKS.with(|tasks| tasks.borrow_mut().live.remove(&id)) {
         let _ = match result {
             Ok(value) => task.resolve.call1(&JsValue::UNDEFINED, &value),
             Err(error) => task.reject.call1(&JsValue::UNDEFINED, &error),
         };
     }
+}
+
+/// Runs `f` on task `id`, if it is still live.
+fn with_task<T>(id: u32, f: impl FnOnce(&mut Task) -> T) -> Option<T> {
+    TASKS.with(|tasks| tasks.borrow_mut().live.get_mut(&id).map(f))
 }
 
 /// A promise whose settlement runs the next step; returns its resolver.
@@ -197,6 +267,7 @@ impl<F: Future> Future for RemoteWake<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         match current() {
             Some(id) => {
+                with_task(id, |task| task.uses_remote = true);
                 let waker = Waker::from(Arc::new(TaskWaker { id, remote: true }));
                 self.project().inner.poll(&mut Context::from_waker(&waker))
             }
