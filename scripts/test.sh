@@ -109,6 +109,12 @@ suite_node_tests() {
 suite_worker() {
     # The edge worker in real workerd (Miniflare) against real origin servers.
     ./scripts/build-worker.sh
+    local gz
+    gz=$(gzip -9 -c dist/worker/edgeshed_bg.wasm | wc -c)
+    if [ "$gz" -gt $((64 * 1024)) ]; then
+        echo "worker wasm is $gz B gzip, over the 64 KiB goal" >&2
+        return 1
+    fi
     node --test --test-concurrency=1 tests/worker/
 }
 
@@ -129,6 +135,22 @@ suite_www() {
     node --test --test-concurrency=1 --test-force-exit tests/www/
 }
 
+suite_soak_smoke() {
+    # 10 s of the soak (benches/soak/soak.mjs): the worker in workerd at 10x its
+    # origins' capacity over 200 keep-alive connections; only contract statuses
+    # (200/502/503/504), every permit back, no trap or hang, RSS under 1 GiB,
+    # then normal answers from the same instance. Gating run: --queues off.
+    # The queued configuration hits a known bug (RELIABILITY.md, "Soak":
+    # requests cancelled as hung strand their permits): run, reported as TODO.
+    [ -f dist/worker/edgeshed_bg.wasm ] || ./scripts/build-worker.sh
+    node benches/soak/soak.mjs --seconds 10 --queues off
+    if node benches/soak/soak.mjs --seconds 10 --queues on; then
+        echo "soak_smoke: queued configuration passed this time (known bug did not show)"
+    else
+        echo "soak_smoke: TODO known bug: queued configuration failed (RELIABILITY.md, Soak); not gating"
+    fi
+}
+
 # ====================== ADD NEW SUITES HERE ==================================
 # Define `suite_<name>() { ...; }` above this block, then append "<name>" to
 # SUITES in the order it should run (each entry: name|header text).
@@ -145,6 +167,7 @@ SUITES=(
     "worker|edge worker in workerd via Miniflare (node --test tests/worker/)"
     "loom|loom model checking of the semaphore (tests/loom_semaphore.rs, <= 3 preemptions)"
     "www|dashboard in headless Chromium: simulation and live mode (node --test tests/www/)"
+    "soak_smoke|10 s soak of the worker in workerd at 10x origin capacity (benches/soak/soak.mjs)"
 )
 # =============================================================================
 
