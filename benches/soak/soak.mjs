@@ -163,6 +163,7 @@ const mf = new Miniflare({
   compatibilityDate: toml.compatibility_date,
   compatibilityFlags: toml.compatibility_flags,
   cf: false,
+  verbose: Boolean(process.env.SOAK_VERBOSE), // workerd's own diagnostics into the log
   bindings: { EDGESHED: CONFIG },
   log: new CapturingLog(),
   handleRuntimeStdio(stdout, stderr) {
