@@ -12,8 +12,8 @@ extern "C" {
     /// `setTimeout(callback, ms, id)`: the callback receives the id.
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(callback: &js_sys::Function, milliseconds: f64, id: u32) -> JsValue;
-    #[wasm_bindgen(js_name = clearTimeout)]
-    fn clear_timeout(handle: &JsValue);
+    #[wasm_bindgen(js_name = clearTimeout, catch)]
+    fn clear_timeout(handle: &JsValue) -> Result<(), JsValue>;
     /// `performance.now()`, where the host has it.
     #[wasm_bindgen(js_namespace = performance, js_name = now, catch)]
     fn performance_now() -> Result<f64, JsValue>;
@@ -139,7 +139,7 @@ impl Drop for JsSleep {
             timers.armed.remove(&id).is_some()
         });
         if was_armed {
-            clear_timeout(&handle);
+            let _ = clear_timeout(&handle);
         }
     }
 }

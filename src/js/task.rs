@@ -49,6 +49,10 @@ struct Task {
     /// Whether the task ever handed out a remote waker (then every pending
     /// step needs the remote promise, since an old waker may still fire).
     uses_remote: bool,
+    /// When (`Date.now()`, ms) the task is past any legitimate lifetime and
+    /// may be reclaimed by [`reclaim_expired`].
+    #[cfg_attr(not(feature = "worker"), allow(dead_code))]
+    expires_at: Option<f64>,
 }
 
 /// The most polls in a row when a task keeps waking itself; after that it
@@ -95,6 +99,42 @@ thread_local! {
             step(id as u32);
         }
     });
+    /// The continuation of a wake that may come from another request: it
+    /// runs in this task's context, but as a reaction workerd delivers
+    /// between events, where I/O started (a fetch) is not counted as the
+    /// request's pending work — the request can then be cancelled as hung.
+    /// So it only arms a zero-delay timer, and the step runs in that timer's
+    /// event, like any other work of the request.
+    static REMOTE_STEP: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
+        STEP.with(|step| {
+            let _ = set_timeout_with_id(step.as_ref().unchecked_ref(), 0.0, &id);
+        });
+    });
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `setTimeout(callback, ms, id)`: the callback receives the id.
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout_with_id(callback: &js_sys::Function, milliseconds: f64, id: &JsValue)
+        -> JsValue;
+}
+
+#[wasm_bindgen(inline_js = r#"
+export function inWorkerd() {
+  return typeof navigator !== "undefined" && navigator.userAgent === "Cloudflare-Workers";
+}
+"#)]
+extern "C" {
+    /// Whether this is workerd (Cloudflare Workers).
+    #[wasm_bindgen(js_name = inWorkerd)]
+    fn in_workerd() -> bool;
+}
+
+thread_local! {
+    /// Only workerd needs the timer hop of `REMOTE_STEP`; elsewhere it would
+    /// only add latency (browsers clamp nested zero-delay timers to 4 ms).
+    static HOP_THROUGH_TIMER: bool = in_workerd();
 }
 
 /// Wakes one task by id: only a number crosses the `Send + Sync` boundary.
@@ -139,10 +179,22 @@ impl Wake for TaskWaker {
 
 /// Runs `future` to completion as a task of the current JavaScript context
 /// and returns a promise of its result.
+#[cfg_attr(not(feature = "js"), allow(dead_code))]
 pub(crate) fn spawn<F>(future: F) -> js_sys::Promise
 where
     F: Future<Output = Result<JsValue, JsValue>> + 'static,
 {
+    spawn_with_lifetime(future, None)
+}
+
+/// Like [`spawn`], for a task that can never legitimately live longer than
+/// `lifetime_ms`: once that has passed twice over, [`reclaim_expired`] drops
+/// it, returning whatever permits it holds.
+pub(crate) fn spawn_with_lifetime<F>(future: F, lifetime_ms: Option<f64>) -> js_sys::Promise
+where
+    F: Future<Output = Result<JsValue, JsValue>> + 'static,
+{
+    let expires_at = lifetime_ms.map(|ms| js_sys::Date::now() + 2.0 * ms);
     let mut future = Some(Box::pin(future) as TaskFuture);
     js_sys::Promise::new(&mut |resolve, reject| {
         let id = TASKS.with(|tasks| {
@@ -160,6 +212,7 @@ where
                     polling: false,
                     woken: false,
                     uses_remote: false,
+                    expires_at,
                 },
             );
             id
@@ -205,7 +258,7 @@ pub(crate) fn step(id: u32) {
             })
             .unwrap_or(false);
             let wake_local = next_step_promise();
-            let wake_remote = uses_remote.then(next_step_promise).flatten();
+            let wake_remote = uses_remote.then(next_remote_step_promise).flatten();
             let spin_again = with_task(id, |task| {
                 task.wake_local = wake_local;
                 task.wake_remote = wake_remote;
@@ -226,6 +279,35 @@ pub(crate) fn step(id: u32) {
     }
 }
 
+/// Drops every task past its `expires_at`, and returns how many.
+///
+/// workerd cancels a request it believes hung (one whose only pending work is
+/// a promise another request resolves — which sustained cross-request
+/// hand-offs can provoke) and with it every timer and fetch of that request.
+/// Its task then never completes and would keep its permits for ever. A
+/// later request reclaims it here: the future is dropped, so its permits go
+/// back (waking the next waiters) and its other resources are released.
+#[cfg_attr(not(feature = "worker"), allow(dead_code))]
+pub(crate) fn reclaim_expired() -> usize {
+    let now = js_sys::Date::now();
+    let expired: Vec<Task> = TASKS.with(|tasks| {
+        let mut tasks = tasks.borrow_mut();
+        let ids: Vec<u32> = tasks
+            .live
+            .iter()
+            .filter(|(_, task)| {
+                task.future.is_some() && task.expires_at.is_some_and(|at| at <= now)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        ids.iter().filter_map(|id| tasks.live.remove(id)).collect()
+    });
+    // Dropped outside the borrow: dropping permits wakes other tasks.
+    let count = expired.len();
+    drop(expired);
+    count
+}
+
 /// Runs `f` on task `id`, if it is still live.
 fn with_task<T>(id: u32, f: impl FnOnce(&mut Task) -> T) -> Option<T> {
     TASKS.with(|tasks| tasks.borrow_mut().live.get_mut(&id).map(f))
@@ -236,6 +318,20 @@ fn next_step_promise() -> Option<js_sys::Function> {
     let mut resolver = None;
     let promise = js_sys::Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
     STEP.with(|step| {
+        let _ = promise.then(step);
+    });
+    resolver
+}
+
+/// Like [`next_step_promise`], for wakes from other requests: the step runs
+/// in a timer of this task's own (see `REMOTE_STEP`).
+fn next_remote_step_promise() -> Option<js_sys::Function> {
+    if !HOP_THROUGH_TIMER.with(|hop| *hop) {
+        return next_step_promise();
+    }
+    let mut resolver = None;
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
+    REMOTE_STEP.with(|step| {
         let _ = promise.then(step);
     });
     resolver

@@ -191,9 +191,37 @@ fn integer(
         Value::Number(n) if n.is_finite() && n.fract() == 0.0 && *n >= min && *n <= max => {
             Ok(Some(*n))
         }
-        Value::Number(n) => error(format!("{path} must be {what}, got {n}")),
+        Value::Number(n) => error(format!(
+            "{path} must be {what}, got {}",
+            describe_number(*n)
+        )),
         other => error(format!("{path} must be {what}, got {}", other.kind())),
     }
+}
+
+/// A number for an error message, without float formatting (which would
+/// pull tens of KiB of code into the worker's wasm): integers exactly, other
+/// values to three decimals.
+fn describe_number(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".into();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        return format!("{}", n as i64);
+    }
+    if n.abs() >= 1e15 {
+        return "a number too large".into();
+    }
+    let thousandths = (n.abs() * 1000.0).round() as u64;
+    let sign = if n < 0.0 { "-" } else { "" };
+    format!("{sign}{}.{:03}", thousandths / 1000, thousandths % 1000)
 }
 
 fn string<'v>(value: Option<&'v Value>, path: &str) -> Result<Option<&'v str>> {
@@ -479,6 +507,22 @@ impl Config {
             origins,
             routes,
         })
+    }
+
+    /// The longest any request can legitimately take: the global queue wait,
+    /// then the slowest origin's queue wait plus its time limit, plus 5 s of
+    /// slack. (Deadlines only shorten it; proxied bodies stream in
+    /// JavaScript after the request's task has finished.)
+    pub fn max_request_time(&self) -> Duration {
+        let slowest_origin = self
+            .origins
+            .iter()
+            .map(|origin| {
+                origin.limit.queue_timeout + origin.timeout.unwrap_or(DEFAULT_ORIGIN_TIMEOUT)
+            })
+            .max()
+            .unwrap_or_default();
+        self.global.queue_timeout + slowest_origin + Duration::from_secs(5)
     }
 
     /// The route for a request path: fan-out routes match exactly, proxy

@@ -5,32 +5,52 @@ use crate::admission::Stats;
 use core::fmt::Write;
 use core::time::Duration;
 
-/// Histogram bucket upper bounds, in seconds.
-const BUCKETS: [f64; 14] = [
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+/// Histogram bucket upper bounds in microseconds, and as Prometheus prints
+/// them in seconds. (Integers and fixed strings only: formatting floats
+/// would pull tens of KiB of code into the worker's wasm.)
+const BUCKETS: [(u64, &str); 14] = [
+    (500, "0.0005"),
+    (1_000, "0.001"),
+    (2_500, "0.0025"),
+    (5_000, "0.005"),
+    (10_000, "0.01"),
+    (25_000, "0.025"),
+    (50_000, "0.05"),
+    (100_000, "0.1"),
+    (250_000, "0.25"),
+    (500_000, "0.5"),
+    (1_000_000, "1"),
+    (2_500_000, "2.5"),
+    (5_000_000, "5"),
+    (10_000_000, "10"),
 ];
+
+/// `micros` as decimal seconds with six decimals, e.g. `1.500000`.
+fn seconds(micros: u64) -> String {
+    format!("{}.{:06}", micros / 1_000_000, micros % 1_000_000)
+}
 
 /// A cumulative histogram of durations with fixed buckets.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Histogram {
     /// Observations per bucket (not cumulative), plus one for `+Inf`.
     counts: [u64; BUCKETS.len() + 1],
-    sum_seconds: f64,
+    sum_micros: u64,
     count: u64,
 }
 
 impl Histogram {
     /// Records one duration.
     pub fn observe(&mut self, duration: Duration) {
-        let seconds = duration.as_secs_f64();
+        let micros = u64::try_from(duration.as_micros()).unwrap_or(u64::MAX);
         let bucket = BUCKETS
             .iter()
-            .position(|bound| seconds <= *bound)
+            .position(|(bound, _)| micros <= *bound)
             .unwrap_or(BUCKETS.len());
         if let Some(count) = self.counts.get_mut(bucket) {
             *count += 1;
         }
-        self.sum_seconds += seconds;
+        self.sum_micros = self.sum_micros.saturating_add(micros);
         self.count += 1;
     }
 
@@ -41,12 +61,12 @@ impl Histogram {
 
     fn render(&self, out: &mut String, name: &str, label: &str) {
         let mut cumulative = 0;
-        for (bound, count) in BUCKETS.iter().zip(self.counts.iter()) {
+        for ((_, bound), count) in BUCKETS.iter().zip(self.counts.iter()) {
             cumulative += count;
             let _ = writeln!(out, "{name}_bucket{{{label},le=\"{bound}\"}} {cumulative}");
         }
         let _ = writeln!(out, "{name}_bucket{{{label},le=\"+Inf\"}} {}", self.count);
-        let _ = writeln!(out, "{name}_sum{{{label}}} {}", self.sum_seconds);
+        let _ = writeln!(out, "{name}_sum{{{label}}} {}", seconds(self.sum_micros));
         let _ = writeln!(out, "{name}_count{{{label}}} {}", self.count);
     }
 }
@@ -184,14 +204,16 @@ pub fn server_timing(timings: &[Timing]) -> String {
     timings
         .iter()
         .map(|t| {
-            let millis = t.duration.as_secs_f64() * 1000.0;
+            // Milliseconds with one decimal, from integer tenths.
+            let tenths = (t.duration.as_micros() + 50) / 100;
+            let millis = format!("{}.{}", tenths / 10, tenths % 10);
             match &t.description {
                 Some(desc) => format!(
-                    "{};desc=\"{}\";dur={millis:.1}",
+                    "{};desc=\"{}\";dur={millis}",
                     t.name,
                     desc.replace(['"', '\\'], "")
                 ),
-                None => format!("{};dur={millis:.1}", t.name),
+                None => format!("{};dur={millis}", t.name),
             }
         })
         .collect::<Vec<_>>()

@@ -41,7 +41,13 @@ pub(crate) fn respond(
                 .into_response()
         }
         "/__edgeshed/metrics" => {
-            let body = gateway.with_scopes(render_prometheus);
+            let mut body = gateway.with_scopes(render_prometheus);
+            let reclaimed = gateway.metrics.borrow().reclaimed_tasks;
+            body.push_str(&format!(
+                "# HELP edgeshed_reclaimed_tasks_total Requests cancelled by the runtime whose permits were reclaimed.\n\
+                 # TYPE edgeshed_reclaimed_tasks_total counter\n\
+                 edgeshed_reclaimed_tasks_total {reclaimed}\n"
+            ));
             ResponseParts::text(200, "text/plain; version=0.0.4; charset=utf-8", body)
                 .header("cache-control", "no-store")
                 .into_response()

@@ -25,40 +25,55 @@ use wasm_bindgen::prelude::*;
 pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::Promise {
     let keep_alive = ctx.clone();
     let client_gone = request.signal();
-    let response = crate::js::task::spawn(async move {
-        // With the `enable_request_signal` flag, the request's signal aborts
-        // when the client disconnects: the route future is then dropped at
-        // once — its permits return and its origin fetches are aborted —
-        // instead of waiting for a hung origin.
-        let routed = crate::js::race::first(
-            route(request, env, ctx),
-            None::<core::future::Pending<()>>,
-            Some(crate::js::abort::Aborted::new(client_gone)),
-        )
-        .await;
-        let routed = match routed {
-            crate::js::race::First::Work(routed) => routed,
-            crate::js::race::First::Abort(_) | crate::js::race::First::Deadline(()) => {
-                ResponseParts::json(499, error_json("client_closed", &[])).into_response()
+    // Tasks of requests that workerd cancelled never finish on their own:
+    // give their permits back (see `task::reclaim_expired`).
+    let reclaimed = crate::js::task::reclaim_expired();
+    let lifetime = match Gateway::for_isolate(&env) {
+        Ok(gateway) => {
+            if reclaimed > 0 {
+                gateway.metrics.borrow_mut().reclaimed_tasks += reclaimed as u64;
             }
-        };
-        let response = match routed {
-            Ok(response) => response,
-            Err(error) => {
-                let message = error
-                    .as_string()
-                    .or_else(|| {
-                        js_sys::Reflect::get(&error, &"message".into())
-                            .ok()?
-                            .as_string()
-                    })
-                    .unwrap_or_else(|| "internal error".into());
-                ResponseParts::json(500, error_json("internal", &[("message", &message)]))
-                    .into_response()?
-            }
-        };
-        Ok(response.into())
-    });
+            Some(gateway.config.max_request_time().as_secs_f64() * 1000.0)
+        }
+        Err(_) => None,
+    };
+    let response = crate::js::task::spawn_with_lifetime(
+        async move {
+            // With the `enable_request_signal` flag, the request's signal aborts
+            // when the client disconnects: the route future is then dropped at
+            // once — its permits return and its origin fetches are aborted —
+            // instead of waiting for a hung origin.
+            let routed = crate::js::race::first(
+                route(request, env, ctx),
+                None::<core::future::Pending<()>>,
+                Some(crate::js::abort::Aborted::new(client_gone)),
+            )
+            .await;
+            let routed = match routed {
+                crate::js::race::First::Work(routed) => routed,
+                crate::js::race::First::Abort(_) | crate::js::race::First::Deadline(()) => {
+                    ResponseParts::json(499, error_json("client_closed", &[])).into_response()
+                }
+            };
+            let response = match routed {
+                Ok(response) => response,
+                Err(error) => {
+                    let message = error
+                        .as_string()
+                        .or_else(|| {
+                            js_sys::Reflect::get(&error, &"message".into())
+                                .ok()?
+                                .as_string()
+                        })
+                        .unwrap_or_else(|| "internal error".into());
+                    ResponseParts::json(500, error_json("internal", &[("message", &message)]))
+                        .into_response()?
+                }
+            };
+            Ok(response.into())
+        },
+        lifetime,
+    );
     // The task holds permits until it ends. If the client goes away first,
     // workerd cancels the request's pending I/O — and the task would never
     // end. Registering it with waitUntil keeps the request's context (and

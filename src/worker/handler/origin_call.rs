@@ -31,6 +31,21 @@ pub(crate) enum Failure {
     TooLarge,
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
+export function tryAbort(controller) {
+  try {
+    controller.abort();
+  } catch {
+    // Another request's controller (a reclaimed task): nothing to abort.
+  }
+}
+"#)]
+extern "C" {
+    /// `controller.abort()`, ignoring a throw.
+    #[wasm_bindgen(js_name = tryAbort)]
+    fn try_abort(controller: &AbortController);
+}
+
 /// Aborts the fetch when dropped, unless the call completed.
 pub(crate) struct AbortOnDrop(Option<AbortController>);
 
@@ -45,7 +60,9 @@ impl AbortOnDrop {
 
     pub(crate) fn abort(&self) {
         if let Some(controller) = &self.0 {
-            controller.abort();
+            // Throws when called on behalf of another request (a reclaimed
+            // task, see `task::reclaim_expired`): nothing to do then.
+            try_abort(controller);
         }
     }
 

@@ -10,12 +10,46 @@ use crate::time::{Clock, Instant};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(inline_js = r#"
-export function pipeHeld(body, release, ctx) {
-  // Piping into an IdentityTransformStream inside waitUntil settles both when
-  // the body ends and when the client goes away, so the permits always come
-  // back (a pull/cancel wrapper misses client disconnects in workerd).
-  const { readable, writable } = new IdentityTransformStream();
-  const done = body.pipeTo(writable).then(release, release);
+export function pipeHeld(body, release, ctx, length, idleMs) {
+  // Piping into a workerd stream inside waitUntil settles both when the body
+  // ends and when the client goes away, so the permits always come back (a
+  // pull/cancel wrapper misses client disconnects in workerd). A declared
+  // length is kept (FixedLengthStream), so a client can tell a body the
+  // origin cut short; an origin silent for idleMs between chunks is cut off,
+  // so a stalled body cannot hold its permits for ever.
+  const { readable, writable } =
+    length >= 0 ? new FixedLengthStream(length) : new IdentityTransformStream();
+  let released = false;
+  const free = () => {
+    if (!released) {
+      released = true;
+      release();
+    }
+  };
+  const idle = new AbortController();
+  let timer;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      // The abort may wait for a write the vanished client never takes:
+      // the permits go back now, not when the pipe finally settles.
+      free();
+      idle.abort(new Error("origin body stalled"));
+    }, idleMs);
+  };
+  arm();
+  const watched = body.pipeThrough(
+    new TransformStream({
+      transform(chunk, controller) {
+        arm();
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  const done = watched
+    .pipeTo(writable, { signal: idle.signal })
+    .finally(() => clearTimeout(timer))
+    .then(free, free);
   if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(done);
   return readable;
 }
@@ -26,6 +60,8 @@ extern "C" {
         body: &web_sys::ReadableStream,
         release: JsValue,
         ctx: &JsValue,
+        length: f64,
+        idle_ms: f64,
     ) -> Result<web_sys::ReadableStream, JsValue>;
 }
 
@@ -193,7 +229,26 @@ pub(crate) async fn respond(
                 drop(origin_permit);
                 drop(global_permit);
             });
-            Some(pipe_held(&body, release, &ctx)?)
+            // A declared length is kept unless the body was decoded on the way.
+            let declared = response.headers();
+            let length = match declared.get("content-encoding").ok().flatten() {
+                Some(_) => None,
+                None => declared
+                    .get("content-length")
+                    .ok()
+                    .flatten()
+                    .and_then(|value| value.trim().parse::<u64>().ok()),
+            };
+            let idle = origin
+                .timeout
+                .unwrap_or(crate::worker::config::DEFAULT_ORIGIN_TIMEOUT);
+            Some(pipe_held(
+                &body,
+                release,
+                &ctx,
+                length.map_or(-1.0, |n| n as f64),
+                idle.as_millis() as f64,
+            )?)
         }
     };
     timed(ResponseParts::stream(response.status(), body, headers)).into_response()

@@ -28,6 +28,8 @@ pub(crate) struct Metrics {
     pub(crate) global_wait: Histogram,
     pub(crate) origin_wait: Vec<Histogram>,
     pub(crate) origin_duration: Vec<Histogram>,
+    /// Tasks of cancelled requests whose permits were reclaimed.
+    pub(crate) reclaimed_tasks: u64,
 }
 
 thread_local! {
@@ -61,6 +63,7 @@ impl Gateway {
             global_wait: Histogram::default(),
             origin_wait: vec![Histogram::default(); origins.len()],
             origin_duration: vec![Histogram::default(); origins.len()],
+            reclaimed_tasks: 0,
         };
         Ok(Gateway {
             config,
