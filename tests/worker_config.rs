@@ -314,3 +314,18 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn the_longest_legitimate_request_is_bounded_by_queues_and_timeouts() {
+    let config = parse(DEMO).unwrap();
+    // global queue 50 ms + slowest origin (recs: no queue, default 30 s) + 5 s
+    assert_eq!(
+        config.max_request_time(),
+        Duration::from_millis(50 + 30_000 + 5_000)
+    );
+    let config = parse(r#"{"origins": {"a": {"url": "http://a", "maxQueue": 1, "queueTimeoutMs": 100, "timeoutMs": 200}}}"#).unwrap();
+    assert_eq!(
+        config.max_request_time(),
+        Duration::from_millis(100 + 200 + 5_000)
+    );
+}
