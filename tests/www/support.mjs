@@ -73,7 +73,10 @@ export async function load(page, url) {
  */
 export async function until(page, fn, arg, { timeout = 15_000, what = "condition" } = {}) {
   try {
-    const handle = await page.waitForFunction(fn, arg, { timeout, polling: 50 });
+    // A predicate that throws (the page's state being rebuilt, e.g. `sim`
+    // briefly null after a restart) counts as "not yet", not as a failure.
+    const guarded = new Function("arg", `try { return (${fn.toString()})(arg); } catch { return false; }`);
+    const handle = await page.waitForFunction(guarded, arg, { timeout, polling: 50 });
     return await handle.jsonValue();
   } catch (error) {
     const state = await page.evaluate(() => JSON.stringify(window.__edgeshed)).catch(() => "?");
