@@ -411,8 +411,14 @@ async function stats() {
   return JSON.parse(r.body.toString("utf8"));
 }
 let finalStats = await stats();
+// A request workerd cancels as hung leaves its task (and permits) behind
+// until the worker reclaims it, twice its longest legitimate request time
+// after it started (src/js/task.rs); wait that long before calling permits
+// lost. Longest request here: global queue 50 ms + users queue 20 ms +
+// timeoutMs 1000 + 5 s slack = 6.07 s, so 12.14 s.
+const RECLAIM_MS = 2 * (50 + 20 + 1000 + 5000) + 1000;
 const settleStart = Date.now();
-while (!idle(finalStats) && Date.now() - settleStart < 10_000) {
+while (!idle(finalStats) && Date.now() - settleStart < RECLAIM_MS) {
   await sleep(50);
   finalStats = await stats();
 }
