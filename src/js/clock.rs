@@ -11,7 +11,12 @@ use wasm_bindgen::prelude::*;
 extern "C" {
     /// `setTimeout(callback, ms, id)`: the callback receives the id.
     #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout(callback: &js_sys::Function, milliseconds: f64, id: u32) -> JsValue;
+    #[wasm_bindgen(catch)]
+    fn set_timeout(
+        callback: &js_sys::Function,
+        milliseconds: f64,
+        id: u32,
+    ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = clearTimeout, catch)]
     fn clear_timeout(handle: &JsValue) -> Result<(), JsValue>;
     /// `performance.now()`, where the host has it.
@@ -104,9 +109,22 @@ impl Future for JsSleep {
             });
             // setTimeout's delay is a signed 32-bit millisecond count.
             let delay = self.delay_ms.clamp(0.0, 2_147_483_647.0);
-            let handle = FIRE.with(|fire| set_timeout(fire.as_ref().unchecked_ref(), delay, id));
-            self.timer = Some((id, handle));
-            return Poll::Pending;
+            let armed = FIRE.with(|fire| set_timeout(fire.as_ref().unchecked_ref(), delay, id));
+            return match armed {
+                Ok(handle) => {
+                    self.timer = Some((id, handle));
+                    Poll::Pending
+                }
+                // The host refused a timer (a request being torn down): an
+                // exception must not unwind through the executor's poll, so
+                // the sleep simply ends now.
+                Err(_) => {
+                    TIMERS.with(|timers| timers.borrow_mut().armed.remove(&id));
+                    self.timer = None;
+                    self.delay_ms = 0.0;
+                    Poll::Ready(())
+                }
+            };
         };
         let id = *id;
         TIMERS.with(|timers| {

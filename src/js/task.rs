@@ -373,7 +373,7 @@ impl<F: Future> Future for RemoteWake<F> {
 }
 
 /// Tasks not finished yet (for tests and diagnostics).
-#[allow(dead_code)]
+#[cfg_attr(not(feature = "worker"), allow(dead_code))]
 pub(crate) fn live_tasks() -> usize {
     TASKS.with(|tasks| tasks.borrow().live.len())
 }

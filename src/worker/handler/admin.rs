@@ -46,7 +46,11 @@ pub(crate) fn respond(
             body.push_str(&format!(
                 "# HELP edgeshed_reclaimed_tasks_total Requests cancelled by the runtime whose permits were reclaimed.\n\
                  # TYPE edgeshed_reclaimed_tasks_total counter\n\
-                 edgeshed_reclaimed_tasks_total {reclaimed}\n"
+                 edgeshed_reclaimed_tasks_total {reclaimed}\n\
+                 # HELP edgeshed_live_tasks Requests of this isolate still running.\n\
+                 # TYPE edgeshed_live_tasks gauge\n\
+                 edgeshed_live_tasks {}\n",
+                crate::js::task::live_tasks()
             ));
             ResponseParts::text(200, "text/plain; version=0.0.4; charset=utf-8", body)
                 .header("cache-control", "no-store")
