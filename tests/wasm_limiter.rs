@@ -56,6 +56,14 @@ export function installEmptyFetchStub() {
 export function chunk(text) { return new TextEncoder().encode(text); }
 export async function readAll(response) { return await response.text(); }
 export function abortController() { return new AbortController(); }
+export function hostilePromise(message) {
+  // A promise that Promise.resolve() cannot adopt: reading its constructor throws.
+  return () => {
+    const promise = Promise.resolve("never seen");
+    Object.defineProperty(promise, "constructor", { get() { throw new Error(message); } });
+    return promise;
+  };
+}
 "#)]
 extern "C" {
     fn options(json: &str) -> JsValue;
@@ -80,6 +88,8 @@ extern "C" {
     fn read_all(response: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = abortController)]
     fn abort_controller() -> web_sys::AbortController;
+    #[wasm_bindgen(js_name = hostilePromise)]
+    fn hostile_promise(message: &str) -> JsValue;
 }
 
 fn get(object: &JsValue, key: &str) -> JsValue {
@@ -485,4 +495,40 @@ fn invalid_options_throw_type_or_range_errors_naming_the_option() {
     // The instance keeps working after all of that.
     let limiter = limiter(r#"{"maxInFlight": 1}"#);
     assert_eq!(stat(&limiter, "limit"), 1.0);
+}
+
+#[wasm_bindgen_test]
+async fn a_returned_promise_that_cannot_be_adopted_rejects_and_frees_its_slot() {
+    let limiter = limiter(r#"{"maxInFlight": 1, "maxQueue": 1, "queueTimeoutMs": 60000}"#);
+    // Admitted at once, nothing to race: the synchronous fast path.
+    let error = outcome(run(&limiter, hostile_promise("fast"), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert_eq!(get(&error, "message").as_string().unwrap(), "fast");
+    assert_eq!(stat(&limiter, "inFlight"), 0.0);
+    // With a deadline: through the executor.
+    let error = outcome(run(
+        &limiter,
+        hostile_promise("raced"),
+        with_deadline(60_000.0),
+    ))
+    .await
+    .unwrap_err();
+    assert_eq!(get(&error, "message").as_string().unwrap(), "raced");
+    assert_eq!(stat(&limiter, "inFlight"), 0.0);
+    // Queued first, then admitted by a hand-off.
+    let gate = deferred();
+    let log = Array::new();
+    let holder = run(&limiter, gated(&gate, &log, "holder"), JsValue::UNDEFINED);
+    let queued = run(&limiter, hostile_promise("queued"), JsValue::UNDEFINED);
+    assert_eq!(stat(&limiter, "queued"), 1.0);
+    call(&gate, "resolve", &[&JsValue::NULL]);
+    outcome(holder).await.unwrap();
+    let error = outcome(queued).await.unwrap_err();
+    assert_eq!(get(&error, "message").as_string().unwrap(), "queued");
+    assert_eq!(stat(&limiter, "inFlight"), 0.0);
+    assert_eq!(stat(&limiter, "queued"), 0.0);
+    // The instance keeps working.
+    let value = outcome(run(&limiter, returning(&5.into()), JsValue::UNDEFINED)).await;
+    assert_eq!(value.unwrap(), 5);
 }

@@ -4,6 +4,14 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(inline_js = r#"
 export function holdUntilBodyDone(response, release) {
+  try {
+    return holdBody(response, release);
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+function holdBody(response, release) {
   if (response.body === null) {
     release();
     return response;
@@ -59,8 +67,12 @@ extern "C" {
     /// Wraps `response` so that `release` runs once its body has been read
     /// to the end, errored or been cancelled (at once if it has no body).
     #[cfg(feature = "js")]
-    #[wasm_bindgen(js_name = holdUntilBodyDone)]
-    pub(crate) fn hold_until_body_done(response: &JsValue, release: JsValue) -> JsValue;
+    /// A synchronous throw (after `release` ran) becomes `Err`.
+    #[wasm_bindgen(js_name = holdUntilBodyDone, catch)]
+    pub(crate) fn hold_until_body_done(
+        response: &JsValue,
+        release: JsValue,
+    ) -> Result<JsValue, JsValue>;
 
     /// The host's `fetch`; a synchronous throw becomes `Err`.
     #[wasm_bindgen(js_name = globalFetch, catch)]
@@ -69,6 +81,9 @@ extern "C" {
 
     /// A copy of `init` whose `signal` also aborts when `signal` does.
     #[cfg(feature = "js")]
-    #[wasm_bindgen(js_name = withSignal)]
-    pub(crate) fn with_signal(init: &JsValue, signal: &web_sys::AbortSignal) -> JsValue;
+    #[wasm_bindgen(js_name = withSignal, catch)]
+    pub(crate) fn with_signal(
+        init: &JsValue,
+        signal: &web_sys::AbortSignal,
+    ) -> Result<JsValue, JsValue>;
 }

@@ -238,13 +238,30 @@ fn run(admission: &Admission<JsClock>, task: JsValue, options: JsValue) -> js_sy
 
 #[wasm_bindgen(inline_js = r#"
 export function releaseWhenSettled(value, release) {
-  return Promise.resolve(value).finally(release);
+  try {
+    return Promise.resolve(value).finally(release);
+  } catch (error) {
+    // A promise whose `constructor` getter throws: never leak the slot.
+    release();
+    return Promise.reject(error);
+  }
+}
+export function asPromise(value) {
+  try {
+    return Promise.resolve(value);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 "#)]
 extern "C" {
-    /// `Promise.resolve(value).finally(release)`.
+    /// `Promise.resolve(value).finally(release)`; `release` runs at once and
+    /// the promise rejects if `Promise.resolve` throws.
     #[wasm_bindgen(js_name = releaseWhenSettled)]
     fn release_when_settled(value: &JsValue, release: JsValue) -> js_sys::Promise;
+    /// `Promise.resolve(value)`, rejected instead of throwing.
+    #[wasm_bindgen(js_name = asPromise)]
+    fn as_promise(value: &JsValue) -> js_sys::Promise;
 }
 
 /// `run` for a call that waits for admission, or races a deadline or signal.
@@ -264,7 +281,7 @@ async fn run_admitting(
         Some(controller) => task.call1(&JsValue::UNDEFINED, &controller.signal()),
         None => task.call0(&JsValue::UNDEFINED),
     }?;
-    let work = JsFuture::from(js_sys::Promise::resolve(&returned));
+    let work = JsFuture::from(as_promise(&returned));
     let outcome = first(
         work,
         deadline.map(|at| JsClock.sleep_until(at)),
@@ -292,7 +309,7 @@ fn fetch(admission: &Admission<JsClock>, input: JsValue, init: JsValue) -> js_sy
             let permit = finish_admission(admitting, options.signal).await?;
             let controller = deadline.map(|_| AbortController::new()).transpose()?;
             let init = match &controller {
-                Some(controller) => with_signal(&init, &controller.signal()),
+                Some(controller) => with_signal(&init, &controller.signal())?,
                 None => init,
             };
             let headers = JsFuture::from(global_fetch(&input, &init)?);
@@ -300,7 +317,7 @@ fn fetch(admission: &Admission<JsClock>, input: JsValue, init: JsValue) -> js_sy
             match first(headers, timer, None::<Pending<JsValue>>).await {
                 First::Work(Ok(response)) => {
                     let release = Closure::once_into_js(move || drop(permit));
-                    Ok(hold_until_body_done(&response, release))
+                    hold_until_body_done(&response, release)
                 }
                 First::Work(Err(error)) | First::Abort(error) => Err(error),
                 First::Deadline(()) => {
