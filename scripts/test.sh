@@ -75,14 +75,15 @@ suite_wasm_release() {
 }
 
 suite_wasm_node() {
-    # wasm-bindgen tests of the JS Limiter (tests/wasm_limiter.rs) in Node.js,
-    # through wasm-bindgen-test-runner (.cargo/config.toml).
-    cargo test --target "$WASM_TARGET" --test wasm_limiter
+    # wasm-bindgen tests of the JS Limiter (tests/wasm_limiter.rs) and of the
+    # executor (src/js/task.rs) in Node.js, through wasm-bindgen-test-runner
+    # (.cargo/config.toml).
+    cargo test --target "$WASM_TARGET" --lib --test wasm_limiter
 }
 
 suite_wasm_chrome() {
     # The same tests in headless Chromium (/usr/bin/chromedriver).
-    WASM_BINDGEN_USE_BROWSER=1 cargo test --target "$WASM_TARGET" --test wasm_limiter
+    WASM_BINDGEN_USE_BROWSER=1 cargo test --target "$WASM_TARGET" --lib --test wasm_limiter
 }
 
 suite_npm_package() {

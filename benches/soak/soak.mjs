@@ -28,6 +28,8 @@
 //   - no client-side error or timeout (15 s);
 //   - afterwards inFlight 0 and queued 0 in every scope of /__edgeshed/stats,
 //     and the global counters account for every answer;
+//   - the worker's metrics show no task still running, lost or holding a
+//     proxied body;
 //   - workerd's log has no "Uncaught", "hung", "RuntimeError", "panicked";
 //   - workerd's RSS stays under 1 GiB and, on runs of 60 s or more, levels
 //     off: the max of the last quarter of the 1 s samples is at most 1.25x +
@@ -133,7 +135,7 @@ const CONFIG = {
   ],
 };
 
-const TRAP = /Uncaught|hung|RuntimeError|panicked|unreachable/i;
+const TRAP = /Uncaught|hung|RuntimeError|panicked|unreachable|unwound/i;
 const logLines = [];
 const trapLines = [];
 function logLine(source, line) {
@@ -424,6 +426,18 @@ while (!idle(finalStats) && Date.now() - settleStart < RECLAIM_MS) {
 }
 const settledMs = Date.now() - settleStart;
 sampleRss(elapsed());
+// The worker's own view of its tasks: still running (only the metrics
+// request itself should be), reclaimed, lost to an exception, steps skipped
+// in a foreign request's turn, proxied bodies holding permits.
+const taskMetrics = await send("/__edgeshed/metrics").then((r) => {
+  const found = {};
+  if (r.error || r.status !== 200) return { error: r.error ?? r.status };
+  for (const line of r.body.toString("utf8").split("\n")) {
+    const m = /^edgeshed_(live_tasks|reclaimed_tasks_total|lost_tasks_total|foreign_steps_total|held_bodies) (\d+)$/.exec(line);
+    if (m) found[m[1]] = Number(m[2]);
+  }
+  return found;
+});
 const origins = await originStats();
 
 const after = [];
@@ -462,6 +476,10 @@ const counted = g.admitted + g.shed + g.queueTimeouts;
 const deadline504 = counts.byKind["504 deadline"] ?? 0;
 if (counted > counts.total || counts.total - counted > deadline504) {
   failures.push(`global counters (${counted}) do not account for the ${counts.total} answers`);
+}
+if (taskMetrics.error) failures.push(`metrics: ${taskMetrics.error}`);
+else if (taskMetrics.lost_tasks_total !== 0 || taskMetrics.live_tasks !== 1 || taskMetrics.held_bodies !== 0) {
+  failures.push(`tasks left behind: ${JSON.stringify(taskMetrics)}`);
 }
 if (trapLines.length > 0) failures.push(`${trapLines.length} trap/hang lines in the log, e.g.:\n      ${trapLines.slice(0, 5).join("\n      ")}`);
 for (const [name, o] of Object.entries(origins)) {
@@ -502,6 +520,7 @@ console.log(`  /aggregate: ${fmt(counts.byRoute.aggregate)}`);
 console.log(`  /files/:    ${fmt(counts.byRoute.files)}`);
 console.log(`  final stats (settled in ${settledMs} ms): ${JSON.stringify(finalStats)}`);
 console.log(`  origins: ${JSON.stringify(origins)}`);
+console.log(`  tasks: ${JSON.stringify(taskMetrics)}`);
 console.log(
   `  workerd RSS: first ${kib(rss[0].kib)}, peak ${kib(peak)}, last ${kib(rss.at(-1).kib)}; ` +
     `second-quarter max ${kib(second)}, last-quarter max ${kib(last)}` +
@@ -516,7 +535,7 @@ if (args.json) {
   writeFileSync(
     args.json,
     JSON.stringify(
-      { args, rate, loadSeconds, counts, violations, violationKinds, finalStats, origins, rss, windows, trapLines, after, failures },
+      { args, rate, loadSeconds, counts, violations, violationKinds, finalStats, taskMetrics, origins, rss, windows, trapLines, after, failures },
       null,
       2,
     ),

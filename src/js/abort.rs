@@ -6,30 +6,111 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
+#[wasm_bindgen(inline_js = r#"
+export function abortReason(signal) {
+  try {
+    return signal.aborted ? { reason: signal.reason } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+export function onAbort(signal, callback) {
+  const listener = () => {
+    let reason;
+    try {
+      reason = signal.reason;
+    } catch {
+      // unreadable from here: aborted all the same
+    }
+    callback({ reason });
+  };
+  try {
+    signal.addEventListener("abort", listener, { once: true });
+  } catch {
+    // a signal of another request (workerd): it cannot be watched from here
+  }
+  return listener;
+}
+export function offAbort(signal, listener) {
+  try {
+    signal.removeEventListener("abort", listener);
+  } catch {
+    // as in onAbort
+  }
+}
+"#)]
+extern "C" {
+    /// `{ reason }` if `signal` has aborted, else `undefined` (also when the
+    /// host refuses to read it).
+    #[wasm_bindgen(js_name = abortReason)]
+    fn abort_reason(signal: &AbortSignal) -> JsValue;
+    /// Calls `callback({ reason })` when `signal` aborts; returns the listener.
+    #[wasm_bindgen(js_name = onAbort)]
+    fn on_abort(signal: &AbortSignal, callback: &JsValue) -> JsValue;
+    /// Removes a listener added by `onAbort`.
+    #[wasm_bindgen(js_name = offAbort)]
+    fn off_abort(signal: &AbortSignal, listener: &JsValue);
+}
+
+/// What the abort listener shares with the future.
+#[derive(Default)]
+struct Watch {
+    /// `{ reason }` once the signal has aborted.
+    aborted: Option<JsValue>,
+    waker: Option<Waker>,
+}
+
 /// Resolves with the signal's reason once an `AbortSignal` aborts.
 ///
-/// Its `abort` listener is removed when it is dropped, so a long-lived
-/// signal does not accumulate listeners.
+/// The signal is read once, when this is made; after that only its `abort`
+/// event is observed. Polling never touches the signal: in workerd a
+/// request's signal may not be read from another request's turn (it throws),
+/// and an exception must never unwind through a poll. The listener is
+/// removed when this is dropped, so a long-lived signal does not accumulate
+/// listeners.
 pub(crate) struct Aborted {
     signal: AbortSignal,
-    waker: Rc<RefCell<Option<Waker>>>,
-    listener: Closure<dyn FnMut()>,
+    watch: Rc<RefCell<Watch>>,
+    listener: Option<Listener>,
+}
+
+/// The `abort` listener as registered, and the Rust callback it calls.
+struct Listener {
+    registered: JsValue,
+    _callback: Closure<dyn FnMut(JsValue)>,
 }
 
 impl Aborted {
     pub(crate) fn new(signal: AbortSignal) -> Self {
-        let waker: Rc<RefCell<Option<Waker>>> = Rc::default();
-        let to_wake = Rc::clone(&waker);
-        let listener = Closure::<dyn FnMut()>::new(move || {
-            if let Some(waker) = to_wake.borrow_mut().take() {
+        let watch: Rc<RefCell<Watch>> = Rc::default();
+        let already = abort_reason(&signal);
+        if !already.is_undefined() {
+            watch.borrow_mut().aborted = Some(already);
+            return Self {
+                signal,
+                watch,
+                listener: None,
+            };
+        }
+        let to_wake = Rc::clone(&watch);
+        let callback = Closure::<dyn FnMut(JsValue)>::new(move |aborted: JsValue| {
+            let waker = {
+                let mut watch = to_wake.borrow_mut();
+                watch.aborted = Some(aborted);
+                watch.waker.take()
+            };
+            if let Some(waker) = waker {
                 waker.wake();
             }
         });
-        let _ = signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+        let listener = on_abort(&signal, callback.as_ref());
         Self {
             signal,
-            waker,
-            listener,
+            watch,
+            listener: Some(Listener {
+                registered: listener,
+                _callback: callback,
+            }),
         }
     }
 }
@@ -38,18 +119,23 @@ impl Future for Aborted {
     type Output = JsValue;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<JsValue> {
-        if self.signal.aborted() {
-            return Poll::Ready(self.signal.reason());
+        let mut watch = self.watch.borrow_mut();
+        if let Some(aborted) = &watch.aborted {
+            let reason = js_sys::Reflect::get(aborted, &"reason".into()).unwrap_or_default();
+            return Poll::Ready(reason);
         }
-        *self.waker.borrow_mut() = Some(cx.waker().clone());
+        match &watch.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => watch.waker = Some(cx.waker().clone()),
+        }
         Poll::Pending
     }
 }
 
 impl Drop for Aborted {
     fn drop(&mut self) {
-        let _ = self
-            .signal
-            .remove_event_listener_with_callback("abort", self.listener.as_ref().unchecked_ref());
+        if let Some(listener) = self.listener.take() {
+            off_abort(&self.signal, &listener.registered);
+        }
     }
 }

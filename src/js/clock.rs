@@ -93,6 +93,11 @@ thread_local! {
     });
 }
 
+thread_local! {
+    /// `FIRE`, guarded like the executor's steps.
+    static FIRE_JS: js_sys::Function = FIRE.with(|fire| super::task::guard(fire.as_ref(), "timer"));
+}
+
 impl Future for JsSleep {
     type Output = ();
 
@@ -109,7 +114,7 @@ impl Future for JsSleep {
             });
             // setTimeout's delay is a signed 32-bit millisecond count.
             let delay = self.delay_ms.clamp(0.0, 2_147_483_647.0);
-            let armed = FIRE.with(|fire| set_timeout(fire.as_ref().unchecked_ref(), delay, id));
+            let armed = FIRE_JS.with(|fire| set_timeout(fire, delay, id));
             return match armed {
                 Ok(handle) => {
                     self.timer = Some((id, handle));

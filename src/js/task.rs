@@ -53,6 +53,9 @@ struct Task {
     /// may be reclaimed by [`reclaim_expired`].
     #[cfg_attr(not(feature = "worker"), allow(dead_code))]
     expires_at: Option<f64>,
+    /// An object of the task's own request that the host refuses to read
+    /// from any other request's turn (see [`spawn_for_request`]).
+    context_probe: Option<JsValue>,
 }
 
 /// The most polls in a row when a task keeps waking itself; after that it
@@ -90,6 +93,8 @@ struct Tasks {
 }
 
 thread_local! {
+    /// Steps skipped because they were delivered in another request's turn.
+    static FOREIGN_STEPS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
     /// The task being polled right now, if any.
     static CURRENT: core::cell::Cell<Option<u32>> = const { core::cell::Cell::new(None) };
     static TASKS: RefCell<Tasks> = RefCell::new(Tasks::default());
@@ -106,8 +111,8 @@ thread_local! {
     /// So it only arms a zero-delay timer, and the step runs in that timer's
     /// event, like any other work of the request.
     static REMOTE_STEP: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
-        STEP.with(|step| {
-            let _ = set_timeout_with_id(step.as_ref().unchecked_ref(), 0.0, &id);
+        STEP_TIMER_JS.with(|step| {
+            let _ = set_timeout_with_id(step, 0.0, &id);
         });
     });
 }
@@ -129,6 +134,94 @@ extern "C" {
     /// Whether this is workerd (Cloudflare Workers).
     #[wasm_bindgen(js_name = inWorkerd)]
     fn in_workerd() -> bool;
+}
+
+#[wasm_bindgen(inline_js = r#"
+export function guarded(callback, label, recover) {
+  return (argument) => {
+    try {
+      callback(argument);
+    } catch (error) {
+      console.error(`edgeshed: an exception unwound through a task step (${label}):`, error);
+      recover();
+    }
+  };
+}
+export function thenCall(promise, callback) { promise.then(callback); }
+export function inOwnContext(signal) {
+  try {
+    return typeof signal.aborted === "boolean";
+  } catch {
+    return false;
+  }
+}
+"#)]
+extern "C" {
+    /// Wraps a callback into wasm: an exception thrown through it is logged
+    /// and `recover` runs, instead of an unhandled rejection.
+    fn guarded(callback: &JsValue, label: &str, recover: &JsValue) -> js_sys::Function;
+    /// `promise.then(callback)`.
+    #[wasm_bindgen(js_name = thenCall)]
+    fn then_call(promise: &js_sys::Promise, callback: &js_sys::Function);
+    /// Whether `signal` (a request's) can be read here, i.e. this turn
+    /// belongs to its request.
+    #[wasm_bindgen(js_name = inOwnContext)]
+    fn in_own_context(signal: &JsValue) -> bool;
+}
+
+thread_local! {
+    /// Tasks lost to an exception that unwound through their poll.
+    static LOST_TASKS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+    /// Runs after a guarded callback caught an exception.
+    static RECOVER: Closure<dyn FnMut()> = Closure::new(recover_after_throw);
+    /// `STEP` after a local wake, guarded.
+    static STEP_JS: js_sys::Function = guard_step("local wake");
+    /// `STEP` in the timer armed by `REMOTE_STEP`, guarded.
+    static STEP_TIMER_JS: js_sys::Function = guard_step("remote wake timer");
+    /// `REMOTE_STEP`, guarded.
+    static REMOTE_STEP_JS: js_sys::Function =
+        REMOTE_STEP.with(|step| guard(step.as_ref(), "remote wake"));
+}
+
+fn guard_step(label: &str) -> js_sys::Function {
+    STEP.with(|step| guard(step.as_ref(), label))
+}
+
+/// Wraps a callback of the executor (or its timers) so that an exception
+/// thrown through it is logged and the tasks it unwound are failed (see
+/// [`recover_after_throw`]) instead of hanging for ever.
+pub(crate) fn guard(callback: &JsValue, label: &str) -> js_sys::Function {
+    RECOVER.with(|recover| guarded(callback, label, recover.as_ref()))
+}
+
+/// Cleans up after an exception unwound through a poll. No Rust frame runs
+/// below a guarded callback, so every task still marked as being polled was
+/// unwound: its future (and whatever permits it held) is gone for good, and
+/// its promise would never settle. It is rejected instead, so that the
+/// caller (or the request) at least gets an answer, and counted.
+fn recover_after_throw() {
+    CURRENT.with(|current| current.set(None));
+    let lost: Vec<Task> = TASKS.with(|tasks| {
+        let mut tasks = tasks.borrow_mut();
+        let ids: Vec<u32> = tasks
+            .live
+            .iter()
+            .filter(|(_, task)| task.polling)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.iter().filter_map(|id| tasks.live.remove(id)).collect()
+    });
+    LOST_TASKS.with(|count| count.set(count.get() + lost.len() as u64));
+    for task in lost {
+        let error = js_sys::Error::new("edgeshed: an exception unwound through this task");
+        let _ = task.reject.call1(&JsValue::UNDEFINED, &error);
+    }
+}
+
+/// Tasks lost so far to an exception that unwound through their poll.
+#[cfg_attr(not(feature = "worker"), allow(dead_code))]
+pub(crate) fn lost_tasks() -> u64 {
+    LOST_TASKS.with(core::cell::Cell::get)
 }
 
 thread_local! {
@@ -184,18 +277,45 @@ pub(crate) fn spawn<F>(future: F) -> js_sys::Promise
 where
     F: Future<Output = Result<JsValue, JsValue>> + 'static,
 {
-    spawn_with_lifetime(future, None)
+    spawn_task(future, None, None)
 }
 
-/// Like [`spawn`], for a task that can never legitimately live longer than
-/// `lifetime_ms`: once that has passed twice over, [`reclaim_expired`] drops
-/// it, returning whatever permits it holds.
-pub(crate) fn spawn_with_lifetime<F>(future: F, lifetime_ms: Option<f64>) -> js_sys::Promise
+/// Like [`spawn`], for the task of one workerd request.
+///
+/// `lifetime_ms`: the task can never legitimately live longer; once that has
+/// passed twice over, [`reclaim_expired`] drops it, returning whatever
+/// permits it holds.
+///
+/// `context_probe`: an object of the request (its `AbortSignal`) whose
+/// `aborted` getter throws when read on behalf of another request. Before
+/// each step the task checks it: a step that workerd delivers in another
+/// request's turn (it happens, rarely, to a wake from another request) is
+/// skipped instead of doing the request's I/O there — which would throw
+/// through the poll and lose the task with its permits. The task then goes
+/// on at its own next event (its queue timeout or deadline timer).
+#[cfg_attr(not(feature = "worker"), allow(dead_code))]
+pub(crate) fn spawn_for_request<F>(
+    future: F,
+    lifetime_ms: Option<f64>,
+    context_probe: Option<JsValue>,
+) -> js_sys::Promise
+where
+    F: Future<Output = Result<JsValue, JsValue>> + 'static,
+{
+    spawn_task(future, lifetime_ms, context_probe)
+}
+
+fn spawn_task<F>(
+    future: F,
+    lifetime_ms: Option<f64>,
+    context_probe: Option<JsValue>,
+) -> js_sys::Promise
 where
     F: Future<Output = Result<JsValue, JsValue>> + 'static,
 {
     let expires_at = lifetime_ms.map(|ms| js_sys::Date::now() + 2.0 * ms);
     let mut future = Some(Box::pin(future) as TaskFuture);
+    let mut context_probe = context_probe;
     js_sys::Promise::new(&mut |resolve, reject| {
         let id = TASKS.with(|tasks| {
             let mut tasks = tasks.borrow_mut();
@@ -213,6 +333,7 @@ where
                     woken: false,
                     uses_remote: false,
                     expires_at,
+                    context_probe: context_probe.take(),
                 },
             );
             id
@@ -223,6 +344,13 @@ where
 
 /// Polls task `id` once, in the current context.
 pub(crate) fn step(id: u32) {
+    let probe = with_task(id, |task| task.context_probe.clone()).flatten();
+    if let Some(probe) = probe {
+        if !in_own_context(&probe) {
+            FOREIGN_STEPS.with(|count| count.set(count.get() + 1));
+            return;
+        }
+    }
     let Some(mut future) = with_task(id, |task| {
         task.polling = true;
         task.woken = false;
@@ -317,8 +445,8 @@ fn with_task<T>(id: u32, f: impl FnOnce(&mut Task) -> T) -> Option<T> {
 fn next_step_promise() -> Option<js_sys::Function> {
     let mut resolver = None;
     let promise = js_sys::Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
-    STEP.with(|step| {
-        let _ = promise.then(step);
+    STEP_JS.with(|step| {
+        then_call(&promise, step);
     });
     resolver
 }
@@ -331,8 +459,8 @@ fn next_remote_step_promise() -> Option<js_sys::Function> {
     }
     let mut resolver = None;
     let promise = js_sys::Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
-    REMOTE_STEP.with(|step| {
-        let _ = promise.then(step);
+    REMOTE_STEP_JS.with(|step| {
+        then_call(&promise, step);
     });
     resolver
 }
@@ -376,4 +504,77 @@ impl<F: Future> Future for RemoteWake<F> {
 #[cfg_attr(not(feature = "worker"), allow(dead_code))]
 pub(crate) fn live_tasks() -> usize {
     TASKS.with(|tasks| tasks.borrow().live.len())
+}
+
+/// Steps skipped so far because workerd delivered them in another request's
+/// turn (see [`spawn_for_request`]).
+#[cfg_attr(not(feature = "worker"), allow(dead_code))]
+pub(crate) fn foreign_steps() -> u64 {
+    FOREIGN_STEPS.with(core::cell::Cell::get)
+}
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use wasm_bindgen_futures::JsFuture;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen(inline_js = r#"
+export function throwNow() { throw new Error("thrown through a poll"); }
+export function watch(promise) {
+  const state = { settled: false };
+  promise.then(
+    (value) => Object.assign(state, { settled: true, value }),
+    (error) => Object.assign(state, { settled: true, error }),
+  );
+  return state;
+}
+export function nextMacrotask() { return new Promise((resolve) => setTimeout(resolve, 0)); }
+"#)]
+    extern "C" {
+        /// `{ settled, value?, error? }`, kept up to date as `promise` settles.
+        fn watch(promise: &js_sys::Promise) -> JsValue;
+        /// Resolves after one macrotask turn (every pending reaction has run).
+        #[wasm_bindgen(js_name = nextMacrotask)]
+        fn next_macrotask() -> js_sys::Promise;
+        /// A JavaScript call that throws, imported without `catch`.
+        #[wasm_bindgen(js_name = throwNow)]
+        fn throw_now();
+    }
+
+    #[wasm_bindgen_test]
+    async fn an_exception_through_a_poll_fails_its_task_and_the_executor_goes_on() {
+        let lost_before = lost_tasks();
+        let doomed = spawn(async {
+            // Resumes once through the executor's own (guarded) step...
+            JsFuture::from(js_sys::Promise::resolve(&JsValue::NULL)).await?;
+            // ...where an exception unwinds through the poll.
+            throw_now();
+            Ok(JsValue::UNDEFINED)
+        });
+        let state = watch(&doomed);
+        JsFuture::from(next_macrotask()).await.unwrap();
+        let get = |key: &str| js_sys::Reflect::get(&state, &key.into()).unwrap();
+        assert_eq!(get("settled"), JsValue::TRUE, "the task's promise settled");
+        let message = js_sys::Reflect::get(&get("error"), &"message".into()).unwrap();
+        assert_eq!(
+            message.as_string().unwrap(),
+            "edgeshed: an exception unwound through this task"
+        );
+        assert_eq!(lost_tasks(), lost_before + 1);
+        assert_eq!(
+            current(),
+            None,
+            "the unwound poll's task is no longer current"
+        );
+
+        let fine = spawn(async {
+            let seven = JsFuture::from(js_sys::Promise::resolve(&JsValue::from(7))).await?;
+            Ok(seven)
+        });
+        assert_eq!(JsFuture::from(fine).await.unwrap(), 7);
+        assert_eq!(live_tasks(), 0);
+    }
 }

@@ -49,8 +49,20 @@ pub(crate) fn respond(
                  edgeshed_reclaimed_tasks_total {reclaimed}\n\
                  # HELP edgeshed_live_tasks Requests of this isolate still running.\n\
                  # TYPE edgeshed_live_tasks gauge\n\
-                 edgeshed_live_tasks {}\n",
-                crate::js::task::live_tasks()
+                 edgeshed_live_tasks {}\n\
+                 # HELP edgeshed_lost_tasks_total Requests failed because an exception unwound through their step.\n\
+                 # TYPE edgeshed_lost_tasks_total counter\n\
+                 edgeshed_lost_tasks_total {}\n\
+                 # HELP edgeshed_foreign_steps_total Task steps delivered in another request's turn, skipped.\n\
+                 # TYPE edgeshed_foreign_steps_total counter\n\
+                 edgeshed_foreign_steps_total {}\n\
+                 # HELP edgeshed_held_bodies Proxied bodies still holding their permits.\n\
+                 # TYPE edgeshed_held_bodies gauge\n\
+                 edgeshed_held_bodies {}\n",
+                crate::js::task::live_tasks(),
+                crate::js::task::lost_tasks(),
+                crate::js::task::foreign_steps(),
+                super::proxy::held_bodies(),
             ));
             ResponseParts::text(200, "text/plain; version=0.0.4; charset=utf-8", body)
                 .header("cache-control", "no-store")

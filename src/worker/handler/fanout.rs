@@ -157,6 +157,21 @@ pub(crate) async fn respond(
 
 #[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
 export function readTextLimited(response, max) {
+  try {
+    return readLimited(response, max);
+  } catch (error) {
+    // Never throw through the caller's poll: reject instead.
+    return Promise.reject(error);
+  }
+}
+export function cancelBody(response) {
+  try {
+    response.body?.cancel().catch(() => {});
+  } catch {
+    // nothing more to release
+  }
+}
+function readLimited(response, max) {
   const declared = Number(response.headers.get("content-length"));
   if (declared > max) {
     response.__edgeshedTooLarge = true;
@@ -192,6 +207,9 @@ extern "C" {
     /// The body as text, or `null` once it exceeds `max` bytes (reading stops there).
     #[wasm_bindgen(js_name = readTextLimited)]
     fn read_text_limited(response: &web_sys::Response, max: f64) -> js_sys::Promise;
+    /// Cancels the body of `response`, if any, ignoring errors.
+    #[wasm_bindgen(js_name = cancelBody)]
+    fn cancel_body(response: &web_sys::Response);
     /// Whether `readTextLimited` gave up on this response for its size.
     #[wasm_bindgen(js_name = tooLarge)]
     fn too_large(response: &web_sys::Response) -> bool;
@@ -260,9 +278,7 @@ async fn fetch_json(
     let response = response?;
     let status = response.status();
     if !(200..300).contains(&status) {
-        if let Some(body) = response.body() {
-            let _ = body.cancel();
-        }
+        cancel_body(&response);
         return Err(Failure::Status(status));
     }
     let body = read_text_limited(&response, origin.max_body_bytes as f64);

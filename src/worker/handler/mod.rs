@@ -37,7 +37,8 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
         }
         Err(_) => None,
     };
-    let response = crate::js::task::spawn_with_lifetime(
+    let probe = JsValue::from(client_gone.clone());
+    let response = crate::js::task::spawn_for_request(
         async move {
             // With the `enable_request_signal` flag, the request's signal aborts
             // when the client disconnects: the route future is then dropped at
@@ -73,6 +74,7 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
             Ok(response.into())
         },
         lifetime,
+        Some(probe),
     );
     // The task holds permits until it ends. If the client goes away first,
     // workerd cancels the request's pending I/O — and the task would never

@@ -65,6 +65,15 @@ extern "C" {
     ) -> Result<web_sys::ReadableStream, JsValue>;
 }
 
+thread_local! {
+    static HELD_BODIES: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// Proxied bodies still holding their permits (diagnostics).
+pub(crate) fn held_bodies() -> usize {
+    HELD_BODIES.with(core::cell::Cell::get)
+}
+
 /// Headers that describe one connection, not the message: never forwarded.
 const HOP_BY_HOP: [&str; 9] = [
     "connection",
@@ -225,7 +234,9 @@ pub(crate) async fn respond(
     let body = match response.body() {
         None => None,
         Some(body) => {
+            HELD_BODIES.with(|held| held.set(held.get() + 1));
             let release = Closure::once_into_js(move || {
+                HELD_BODIES.with(|held| held.set(held.get().saturating_sub(1)));
                 drop(origin_permit);
                 drop(global_permit);
             });
