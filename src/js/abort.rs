@@ -6,39 +6,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-#[wasm_bindgen(inline_js = r#"
-export function abortReason(signal) {
-  try {
-    return signal.aborted ? { reason: signal.reason } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-export function onAbort(signal, callback) {
-  const listener = () => {
-    let reason;
-    try {
-      reason = signal.reason;
-    } catch {
-      // unreadable from here: aborted all the same
-    }
-    callback({ reason });
-  };
-  try {
-    signal.addEventListener("abort", listener, { once: true });
-  } catch {
-    // a signal of another request (workerd): it cannot be watched from here
-  }
-  return listener;
-}
-export function offAbort(signal, listener) {
-  try {
-    signal.removeEventListener("abort", listener);
-  } catch {
-    // as in onAbort
-  }
-}
-"#)]
+#[wasm_bindgen(module = "/src/js/glue.js")]
 extern "C" {
     /// `{ reason }` if `signal` has aborted, else `undefined` (also when the
     /// host refuses to read it).

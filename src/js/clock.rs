@@ -1,10 +1,11 @@
 use crate::time::{Clock, Instant};
 use core::cell::RefCell;
+use core::cmp::Reverse;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use core::time::Duration;
-use std::collections::HashSet;
+use std::collections::BinaryHeap;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -58,93 +59,247 @@ impl Clock for JsClock {
 /// Timers share one long-lived callback that receives the timer's id, so a
 /// timer that fires late (or that the host could not clear) finds nothing to
 /// do instead of calling freed memory.
+///
+/// In workerd each sleep gets a host timer of its own: a timer belongs to
+/// the request that set it, keeps that request alive and steps its task in
+/// its turn. Elsewhere (Node.js, browsers) all sleeps share one host timer,
+/// armed for the earliest deadline: a thousand queued calls cost one
+/// `setTimeout`, not a thousand.
 #[must_use = "futures do nothing unless polled"]
 pub struct JsSleep {
     delay_ms: f64,
-    timer: Option<(u32, JsValue)>,
+    timer: Option<Armed>,
+}
+
+/// A sleep's registration, once polled.
+struct Armed {
+    id: u32,
+    /// Its own host timer, or `None` when it waits in the shared queue.
+    handle: Option<JsValue>,
+}
+
+/// A deadline in ms as a totally ordered key (non-negative `f64`s order
+/// like their bit patterns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Due(u64);
+
+impl Due {
+    fn at(millis: f64) -> Self {
+        Self(millis.max(0.0).to_bits())
+    }
+
+    fn millis(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+/// One sleep's state in the registry.
+struct Timer {
+    /// Whom to resume when it fires: the executor task that polled it (if
+    /// any), else the waker.
+    waiter: Waiter,
+    fired: bool,
+}
+
+/// Whom a timer resumes: the waker, and the executor task that armed it.
+type Waiter = (Option<Waker>, Option<u32>);
+
+impl Timer {
+    fn new(cx: &Context<'_>, task: Option<u32>) -> Self {
+        Self {
+            waiter: (Some(cx.waker().clone()), task),
+            fired: false,
+        }
+    }
+
+    /// Marks it fired; returns whom to resume, unless it had fired already.
+    fn fire(&mut self) -> Option<Waiter> {
+        if self.fired {
+            return None;
+        }
+        self.fired = true;
+        Some(core::mem::take(&mut self.waiter))
+    }
 }
 
 #[derive(Default)]
 struct Timers {
     next_id: u32,
-    /// Armed timers: the waker, and the executor task that armed it (if
-    /// any); removed when the timer fires (the id then moves to `fired`).
-    armed: super::task::IdMap<(Option<Waker>, Option<u32>)>,
-    fired: HashSet<u32, core::hash::BuildHasherDefault<super::task::IdHasher>>,
+    /// Every sleep that has been polled and not dropped yet.
+    armed: super::task::IdMap<Timer>,
+    /// Sleeps served by the shared host timer, earliest first. A sleep
+    /// dropped early stays in the heap until it surfaces (or the heap is
+    /// compacted): only ids still in `armed` count.
+    queue: BinaryHeap<Reverse<(Due, u32)>>,
+    /// How many sleeps in `queue` are still armed.
+    queued: usize,
+    /// The shared host timer, and the deadline it is set for.
+    shared: Option<(Due, JsValue)>,
 }
 
 thread_local! {
     static TIMERS: RefCell<Timers> = RefCell::new(Timers::default());
     static FIRE: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
         let Some(id) = id.as_f64().map(|id| id as u32) else { return };
-        let armed = TIMERS.with(|timers| {
-            let mut timers = timers.borrow_mut();
-            let armed = timers.armed.remove(&id)?;
-            timers.fired.insert(id);
-            Some(armed)
-        });
-        // A timer fires in the context of the request that armed it: step
-        // that task right here instead of through a wake (see `task`).
-        match armed {
-            Some((_, Some(task))) => super::task::step(task),
-            Some((Some(waker), None)) => waker.wake(),
-            _ => {}
+        let armed = TIMERS.with(|timers| timers.borrow_mut().armed.get_mut(&id)?.fire());
+        if let Some(armed) = armed {
+            wake(armed);
         }
     });
-}
-
-thread_local! {
+    /// The shared host timer's callback: fires every sleep that is due and
+    /// re-arms for the next.
+    static FIRE_QUEUE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {
+        let now = Due::at(now_millis());
+        let due: Vec<Waiter> = TIMERS.with(|timers| {
+            let mut timers = timers.borrow_mut();
+            timers.shared = None;
+            let mut due = Vec::new();
+            while let Some(&Reverse((at, id))) = timers.queue.peek() {
+                let live = timers.armed.contains_key(&id);
+                if live && at > now {
+                    break;
+                }
+                timers.queue.pop();
+                if let Some(waiter) = timers.armed.get_mut(&id).and_then(Timer::fire) {
+                    timers.queued = timers.queued.saturating_sub(1);
+                    due.push(waiter);
+                }
+            }
+            if let Some(&Reverse((next, _))) = timers.queue.peek() {
+                if !arm_shared(&mut timers, next) {
+                    // No timer for the rest: they end now (see `refused`).
+                    for Reverse((_, id)) in core::mem::take(&mut timers.queue) {
+                        if let Some(waiter) = timers.armed.get_mut(&id).and_then(Timer::fire) {
+                            due.push(waiter);
+                        }
+                    }
+                    timers.queued = 0;
+                }
+            }
+            due
+        });
+        for armed in due {
+            wake(armed);
+        }
+    });
     /// `FIRE`, guarded like the executor's steps.
     static FIRE_JS: js_sys::Function = FIRE.with(|fire| super::task::guard(fire.as_ref(), "timer"));
+    /// `FIRE_QUEUE`, guarded.
+    static FIRE_QUEUE_JS: js_sys::Function =
+        FIRE_QUEUE.with(|fire| super::task::guard(fire.as_ref(), "timer queue"));
+}
+
+/// Resumes whoever waits on a timer that fired.
+fn wake(armed: Waiter) {
+    // A timer fires in the context of the request that armed it: step that
+    // task right here instead of through a wake (see `task`).
+    match armed {
+        (_, Some(task)) => super::task::step(task),
+        (Some(waker), None) => waker.wake(),
+        (None, None) => {}
+    }
+}
+
+/// Sets the shared host timer for `due`, replacing an earlier setting;
+/// `false` if the host refused a timer.
+fn arm_shared(timers: &mut Timers, due: Due) -> bool {
+    if let Some((_, handle)) = timers.shared.take() {
+        let _ = clear_timeout(&handle);
+    }
+    let delay = (due.millis() - now_millis())
+        .ceil()
+        .clamp(0.0, 2_147_483_647.0);
+    match FIRE_QUEUE_JS.with(|fire| set_timeout(fire, delay, 0)) {
+        Ok(handle) => {
+            timers.shared = Some((due, handle));
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+impl JsSleep {
+    /// Registers this sleep with a timer of its own (workerd) or in the
+    /// shared queue; `Ready` at once if the host refused a timer.
+    fn arm(&mut self, cx: &Context<'_>) -> Poll<()> {
+        // setTimeout's delay is a signed 32-bit millisecond count.
+        let delay = self.delay_ms.clamp(0.0, 2_147_483_647.0);
+        let task = super::task::current();
+        // (The worker build serves workerd only: no shared queue compiled in.)
+        let shared = cfg!(feature = "js") && !super::task::per_request_host();
+        let registered = TIMERS.with(|timers| {
+            let mut timers = timers.borrow_mut();
+            let id = timers.next_id;
+            timers.next_id = timers.next_id.wrapping_add(1);
+            if !shared {
+                timers.armed.insert(id, Timer::new(cx, task));
+                return Some(id);
+            }
+            let due = Due::at(now_millis() + delay);
+            let earliest = timers.shared.as_ref().is_none_or(|(at, _)| due < *at);
+            if earliest && !arm_shared(&mut timers, due) {
+                return None;
+            }
+            timers.armed.insert(id, Timer::new(cx, task));
+            timers.queue.push(Reverse((due, id)));
+            timers.queued += 1;
+            Some(id)
+        });
+        let Some(id) = registered else {
+            return self.refused();
+        };
+        if shared {
+            self.timer = Some(Armed { id, handle: None });
+            return Poll::Pending;
+        }
+        match FIRE_JS.with(|fire| set_timeout(fire, delay, id)) {
+            Ok(handle) => {
+                self.timer = Some(Armed {
+                    id,
+                    handle: Some(handle),
+                });
+                Poll::Pending
+            }
+            Err(_) => {
+                TIMERS.with(|timers| timers.borrow_mut().armed.remove(&id));
+                self.refused()
+            }
+        }
+    }
+
+    /// The host refused a timer (a request being torn down): an exception
+    /// must not unwind through the executor's poll, so the sleep simply
+    /// ends now — better early than never.
+    fn refused(&mut self) -> Poll<()> {
+        self.timer = None;
+        self.delay_ms = 0.0;
+        Poll::Ready(())
+    }
 }
 
 impl Future for JsSleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let Some((id, _)) = &self.timer else {
-            let id = TIMERS.with(|timers| {
-                let mut timers = timers.borrow_mut();
-                let id = timers.next_id;
-                timers.next_id = timers.next_id.wrapping_add(1);
-                timers
-                    .armed
-                    .insert(id, (Some(cx.waker().clone()), super::task::current()));
-                id
-            });
-            // setTimeout's delay is a signed 32-bit millisecond count.
-            let delay = self.delay_ms.clamp(0.0, 2_147_483_647.0);
-            let armed = FIRE_JS.with(|fire| set_timeout(fire, delay, id));
-            return match armed {
-                Ok(handle) => {
-                    self.timer = Some((id, handle));
-                    Poll::Pending
-                }
-                // The host refused a timer (a request being torn down): an
-                // exception must not unwind through the executor's poll, so
-                // the sleep simply ends now.
-                Err(_) => {
-                    TIMERS.with(|timers| timers.borrow_mut().armed.remove(&id));
-                    self.timer = None;
-                    self.delay_ms = 0.0;
-                    Poll::Ready(())
-                }
-            };
+        let Some(armed) = &self.timer else {
+            return self.arm(cx);
         };
-        let id = *id;
+        let id = armed.id;
         TIMERS.with(|timers| {
             let mut timers = timers.borrow_mut();
-            if timers.fired.contains(&id) {
+            let Some(timer) = timers.armed.get_mut(&id) else {
+                return Poll::Ready(());
+            };
+            if timer.fired {
                 return Poll::Ready(());
             }
-            if let Some((slot, task)) = timers.armed.get_mut(&id) {
-                if task.is_none() {
-                    *task = super::task::current();
-                }
-                match slot {
-                    Some(waker) if waker.will_wake(cx.waker()) => {}
-                    _ => *slot = Some(cx.waker().clone()),
-                }
+            let (slot, task) = &mut timer.waiter;
+            if task.is_none() {
+                *task = super::task::current();
+            }
+            match slot {
+                Some(waker) if waker.will_wake(cx.waker()) => {}
+                _ => *slot = Some(cx.waker().clone()),
             }
             Poll::Pending
         })
@@ -153,15 +308,35 @@ impl Future for JsSleep {
 
 impl Drop for JsSleep {
     fn drop(&mut self) {
-        let Some((id, handle)) = self.timer.take() else {
+        let Some(armed) = self.timer.take() else {
             return;
         };
-        let was_armed = TIMERS.with(|timers| {
+        let (was_armed, idle_shared) = TIMERS.with(|timers| {
             let mut timers = timers.borrow_mut();
-            timers.fired.remove(&id);
-            timers.armed.remove(&id).is_some()
+            let was_armed = timers
+                .armed
+                .remove(&armed.id)
+                .is_some_and(|timer| !timer.fired);
+            let mut idle_shared = None;
+            if cfg!(feature = "js") && armed.handle.is_none() && was_armed {
+                timers.queued = timers.queued.saturating_sub(1);
+                if timers.queued == 0 {
+                    // The last queued sleep gone: do not keep the host (a
+                    // Node process) waiting on a timer nobody needs.
+                    timers.queue.clear();
+                    idle_shared = timers.shared.take().map(|(_, handle)| handle);
+                } else if timers.queue.len() > 2 * timers.queued + 64 {
+                    // Mostly sleeps dropped early: keep memory bounded.
+                    let Timers { queue, armed, .. } = &mut *timers;
+                    queue.retain(|Reverse((_, id))| armed.get(id).is_some_and(|t| !t.fired));
+                }
+            }
+            (was_armed, idle_shared)
         });
-        if was_armed {
+        if let Some(handle) = idle_shared {
+            let _ = clear_timeout(&handle);
+        }
+        if let (true, Some(handle)) = (was_armed, armed.handle) {
             let _ = clear_timeout(&handle);
         }
     }

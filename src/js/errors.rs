@@ -3,20 +3,7 @@
 use crate::admission::AdmitError;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(inline_js = r#"
-export function errorWithStatus(name, message, status) {
-  // These errors are flow control (503/504), raised by the thousand under
-  // overload; a stack trace would only point into edgeshed and costs more
-  // than everything else on the rejection path.
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  const error = new Error(message);
-  Error.stackTraceLimit = limit;
-  error.name = name;
-  error.status = status;
-  return error;
-}
-"#)]
+#[wasm_bindgen(module = "/src/js/glue.js")]
 extern "C" {
     /// An `Error` with the given `name`, `message` and HTTP-like `status`,
     /// made in JavaScript (one boundary crossing instead of four).

@@ -236,24 +236,7 @@ fn run(admission: &Admission<JsClock>, task: JsValue, options: JsValue) -> js_sy
     }
 }
 
-#[wasm_bindgen(inline_js = r#"
-export function releaseWhenSettled(value, release) {
-  try {
-    return Promise.resolve(value).finally(release);
-  } catch (error) {
-    // A promise whose `constructor` getter throws: never leak the slot.
-    release();
-    return Promise.reject(error);
-  }
-}
-export function asPromise(value) {
-  try {
-    return Promise.resolve(value);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-"#)]
+#[wasm_bindgen(module = "/src/js/glue.js")]
 extern "C" {
     /// `Promise.resolve(value).finally(release)`; `release` runs at once and
     /// the promise rejects if `Promise.resolve` throws.

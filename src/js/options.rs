@@ -27,14 +27,12 @@ pub(crate) struct CallOptions {
     pub(crate) deadline: Option<Duration>,
 }
 
-fn describe(value: &JsValue) -> String {
-    if value.is_null() {
-        return "null".into();
-    }
-    if let Some(number) = value.as_f64() {
-        return format!("{number}");
-    }
-    value.js_typeof().as_string().unwrap_or_default()
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/js/glue.js")]
+extern "C" {
+    /// `"null"`, a number as JavaScript prints it, or the value's `typeof`
+    /// (printing numbers in JavaScript keeps float formatting out of the wasm).
+    #[wasm_bindgen(js_name = describeValue)]
+    fn describe(value: &JsValue) -> String;
 }
 
 /// Reads `object[key]`, turning a throwing getter into a `TypeError`.
@@ -63,7 +61,9 @@ fn integer(
     };
     if !number.is_finite() || number.fract() != 0.0 || number < min || number > max {
         return Err(range_error(&format!(
-            "{what}.{key} must be an integer from {min} to {max}, got {}",
+            "{what}.{key} must be an integer from {} to {}, got {}",
+            min as u64,
+            max as u64,
             describe(&value)
         )));
     }

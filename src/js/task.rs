@@ -125,37 +125,14 @@ extern "C" {
         -> JsValue;
 }
 
-#[wasm_bindgen(inline_js = r#"
-export function inWorkerd() {
-  return typeof navigator !== "undefined" && navigator.userAgent === "Cloudflare-Workers";
-}
-"#)]
+#[wasm_bindgen(module = "/src/js/glue.js")]
 extern "C" {
     /// Whether this is workerd (Cloudflare Workers).
     #[wasm_bindgen(js_name = inWorkerd)]
     fn in_workerd() -> bool;
 }
 
-#[wasm_bindgen(inline_js = r#"
-export function guarded(callback, label, recover) {
-  return (argument) => {
-    try {
-      callback(argument);
-    } catch (error) {
-      console.error(`edgeshed: an exception unwound through a task step (${label}):`, error);
-      recover();
-    }
-  };
-}
-export function thenCall(promise, callback) { promise.then(callback); }
-export function inOwnContext(signal) {
-  try {
-    return typeof signal.aborted === "boolean";
-  } catch {
-    return false;
-  }
-}
-"#)]
+#[wasm_bindgen(module = "/src/js/glue.js")]
 extern "C" {
     /// Wraps a callback into wasm: an exception thrown through it is logged
     /// and `recover` runs, instead of an unhandled rejection.
@@ -228,6 +205,12 @@ thread_local! {
     /// Only workerd needs the timer hop of `REMOTE_STEP`; elsewhere it would
     /// only add latency (browsers clamp nested zero-delay timers to 4 ms).
     static HOP_THROUGH_TIMER: bool = in_workerd();
+}
+
+/// Whether the host is workerd, where every request needs its own timers
+/// and steps must stay in their request's turn.
+pub(crate) fn per_request_host() -> bool {
+    HOP_THROUGH_TIMER.with(|hop| *hop)
 }
 
 /// Wakes one task by id: only a number crosses the `Send + Sync` boundary.
@@ -386,7 +369,13 @@ pub(crate) fn step(id: u32) {
             })
             .unwrap_or(false);
             let wake_local = next_step_promise();
-            let wake_remote = uses_remote.then(next_remote_step_promise).flatten();
+            // Outside workerd a continuation runs as soon as its promise
+            // settles, so one promise serves both kinds of wake.
+            let wake_remote = match (uses_remote, per_request_host()) {
+                (false, _) => None,
+                (true, true) => next_remote_step_promise(),
+                (true, false) => wake_local.clone(),
+            };
             let spin_again = with_task(id, |task| {
                 task.wake_local = wake_local;
                 task.wake_remote = wake_remote;
@@ -454,9 +443,6 @@ fn next_step_promise() -> Option<js_sys::Function> {
 /// Like [`next_step_promise`], for wakes from other requests: the step runs
 /// in a timer of this task's own (see `REMOTE_STEP`).
 fn next_remote_step_promise() -> Option<js_sys::Function> {
-    if !HOP_THROUGH_TIMER.with(|hop| *hop) {
-        return next_step_promise();
-    }
     let mut resolver = None;
     let promise = js_sys::Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
     REMOTE_STEP_JS.with(|step| {

@@ -123,6 +123,43 @@ describe("admission", () => {
   });
 });
 
+describe("queue timeouts share one host timer", () => {
+  const hostTimers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+
+  test("a later call with an earlier deadline times out first (the shared timer re-arms earlier)", async () => {
+    const slow = new Limiter({ maxInFlight: 1, maxQueue: 1, queueTimeoutMs: 300 });
+    const fast = new Limiter({ maxInFlight: 1, maxQueue: 1, queueTimeoutMs: 10 });
+    const gates = [deferred(), deferred()];
+    const holders = [slow.run(() => gates[0].promise), fast.run(() => gates[1].promise)];
+    const order = [];
+    const slowWaiter = settle(slow.run(() => "slow ran")).then((o) => (order.push("slow"), o));
+    const fastWaiter = settle(fast.run(() => "fast ran")).then((o) => (order.push("fast"), o));
+    assertOverloaded((await fastWaiter).error, /queue timeout/);
+    assert.deepEqual(order, ["fast"], "the 10 ms waiter did not wait for the 300 ms one");
+    assert.equal(stats(slow).queued, 1);
+    assertOverloaded((await slowWaiter).error, /queue timeout/);
+    assert.deepEqual(order, ["fast", "slow"]);
+    gates.forEach((g) => g.resolve());
+    await Promise.all(holders);
+  });
+
+  test("many waiters cost one host timer, and none is left once they are admitted", async () => {
+    const before = hostTimers();
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 1000, queueTimeoutMs: LONG });
+    const gate = deferred();
+    const holder = limiter.run(() => gate.promise);
+    const waiters = Array.from({ length: 1000 }, (_, i) => limiter.run(() => i));
+    assert.equal(stats(limiter).queued, 1000);
+    assert.equal(hostTimers(), before + 1, "one setTimeout for 1,000 queued calls");
+    gate.resolve();
+    await holder;
+    const results = await Promise.all(waiters);
+    assert.deepEqual(results, Array.from({ length: 1000 }, (_, i) => i));
+    assert.equal(hostTimers(), before, "the shared timer is cleared with the last waiter (Node can exit)");
+    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 1001, shed: 0, queueTimeouts: 0, limit: 1 });
+  });
+});
+
 describe("deadlines", () => {
   test("deadlineMs expires while queued: DeadlineError 504, the task never runs", async () => {
     const limiter = new Limiter({ maxInFlight: 1, maxQueue: 1, queueTimeoutMs: LONG });

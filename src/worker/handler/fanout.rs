@@ -155,54 +155,7 @@ pub(crate) async fn respond(
     parts.into_response()
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
-export function readTextLimited(response, max) {
-  try {
-    return readLimited(response, max);
-  } catch (error) {
-    // Never throw through the caller's poll: reject instead.
-    return Promise.reject(error);
-  }
-}
-export function cancelBody(response) {
-  try {
-    response.body?.cancel().catch(() => {});
-  } catch {
-    // nothing more to release
-  }
-}
-function readLimited(response, max) {
-  const declared = Number(response.headers.get("content-length"));
-  if (declared > max) {
-    response.__edgeshedTooLarge = true;
-    response.body?.cancel().catch(() => {});
-    return Promise.resolve(null);
-  }
-  if (response.body === null) return Promise.resolve("");
-  const reader = response.body.getReader();
-  const chunks = [];
-  let size = 0;
-  const pump = () => reader.read().then(({ done, value }) => {
-    if (done) return new TextDecoder().decode(concat(chunks, size));
-    size += value.byteLength;
-    if (size > max) {
-      response.__edgeshedTooLarge = true;
-      reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-    return pump();
-  });
-  return pump();
-}
-function concat(chunks, size) {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) { out.set(chunk, at); at += chunk.byteLength; }
-  return out;
-}
-export function tooLarge(response) { return response.__edgeshedTooLarge === true; }
-"#)]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/worker/handler/glue.js")]
 extern "C" {
     /// The body as text, or `null` once it exceeds `max` bytes (reading stops there).
     #[wasm_bindgen(js_name = readTextLimited)]

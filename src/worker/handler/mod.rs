@@ -84,13 +84,7 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
     response
 }
 
-#[wasm_bindgen(inline_js = r#"
-export function waitUntilSettled(ctx, promise) {
-  if (ctx && typeof ctx.waitUntil === "function") {
-    ctx.waitUntil(promise.then(() => {}, () => {}));
-  }
-}
-"#)]
+#[wasm_bindgen(module = "/src/worker/handler/glue.js")]
 extern "C" {
     /// `ctx.waitUntil(promise)` (settled either way), if `ctx` has it.
     #[wasm_bindgen(js_name = waitUntilSettled)]

@@ -31,15 +31,7 @@ pub(crate) enum Failure {
     TooLarge,
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
-export function tryAbort(controller) {
-  try {
-    controller.abort();
-  } catch {
-    // Another request's controller (a reclaimed task): nothing to abort.
-  }
-}
-"#)]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/worker/handler/glue.js")]
 extern "C" {
     /// `controller.abort()`, ignoring a throw.
     #[wasm_bindgen(js_name = tryAbort)]

@@ -1,0 +1,111 @@
+// JavaScript helpers of the worker's handler (src/worker/handler/*.rs),
+// imported by wasm-bindgen as one module.
+
+// --- src/worker/handler/fanout.rs ---
+export function readTextLimited(response, max) {
+  try {
+    return readLimited(response, max);
+  } catch (error) {
+    // Never throw through the caller's poll: reject instead.
+    return Promise.reject(error);
+  }
+}
+export function cancelBody(response) {
+  try {
+    response.body?.cancel().catch(() => {});
+  } catch {
+    // nothing more to release
+  }
+}
+function readLimited(response, max) {
+  const declared = Number(response.headers.get("content-length"));
+  if (declared > max) {
+    response.__edgeshedTooLarge = true;
+    response.body?.cancel().catch(() => {});
+    return Promise.resolve(null);
+  }
+  if (response.body === null) return Promise.resolve("");
+  const reader = response.body.getReader();
+  const chunks = [];
+  let size = 0;
+  const pump = () => reader.read().then(({ done, value }) => {
+    if (done) return new TextDecoder().decode(concat(chunks, size));
+    size += value.byteLength;
+    if (size > max) {
+      response.__edgeshedTooLarge = true;
+      reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+    return pump();
+  });
+  return pump();
+}
+function concat(chunks, size) {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) { out.set(chunk, at); at += chunk.byteLength; }
+  return out;
+}
+export function tooLarge(response) { return response.__edgeshedTooLarge === true; }
+
+// --- src/worker/handler/mod.rs ---
+export function waitUntilSettled(ctx, promise) {
+  if (ctx && typeof ctx.waitUntil === "function") {
+    ctx.waitUntil(promise.then(() => {}, () => {}));
+  }
+}
+
+// --- src/worker/handler/origin_call.rs ---
+export function tryAbort(controller) {
+  try {
+    controller.abort();
+  } catch {
+    // Another request's controller (a reclaimed task): nothing to abort.
+  }
+}
+
+// --- src/worker/handler/proxy.rs ---
+export function pipeHeld(body, release, ctx, length, idleMs) {
+  // Piping into a workerd stream inside waitUntil settles both when the body
+  // ends and when the client goes away, so the permits always come back (a
+  // pull/cancel wrapper misses client disconnects in workerd). A declared
+  // length is kept (FixedLengthStream), so a client can tell a body the
+  // origin cut short; an origin silent for idleMs between chunks is cut off,
+  // so a stalled body cannot hold its permits for ever.
+  const { readable, writable } =
+    length >= 0 ? new FixedLengthStream(length) : new IdentityTransformStream();
+  let released = false;
+  const free = () => {
+    if (!released) {
+      released = true;
+      release();
+    }
+  };
+  const idle = new AbortController();
+  let timer;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      // The abort may wait for a write the vanished client never takes:
+      // the permits go back now, not when the pipe finally settles.
+      free();
+      idle.abort(new Error("origin body stalled"));
+    }, idleMs);
+  };
+  arm();
+  const watched = body.pipeThrough(
+    new TransformStream({
+      transform(chunk, controller) {
+        arm();
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  const done = watched
+    .pipeTo(writable, { signal: idle.signal })
+    .finally(() => clearTimeout(timer))
+    .then(free, free);
+  if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(done);
+  return readable;
+}
