@@ -26,13 +26,6 @@ export function releaseWhenSettled(value, release) {
     return Promise.reject(error);
   }
 }
-export function asPromise(value) {
-  try {
-    return Promise.resolve(value);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
 
 // --- src/js/abort.rs ---
 export function abortReason(signal) {
@@ -158,4 +151,19 @@ export function describeValue(value) {
   if (value === null) return "null";
   if (typeof value === "number") return String(value);
   return typeof value;
+}
+
+// --- src/js/settled.rs ---
+export function watchSettled(value, id, onSettled) {
+  let promise;
+  try {
+    promise = Promise.resolve(value);
+  } catch (error) {
+    onSettled(id, false, error);
+    return;
+  }
+  promise.then(
+    (fulfilled) => onSettled(id, true, fulfilled),
+    (reason) => onSettled(id, false, reason),
+  );
 }

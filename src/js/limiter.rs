@@ -6,6 +6,7 @@ use super::errors::{admit_error, deadline as deadline_error, type_error};
 use super::fetch::{global_fetch, hold_until_body_done, with_signal};
 use super::options::{call_options, limiter_options, CallOptions};
 use super::race::{first, First};
+use super::settled::Settled;
 use super::task::{spawn, RemoteWake};
 use crate::admission::{Admission, Admit};
 use crate::semaphore::Permit;
@@ -15,7 +16,6 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -242,9 +242,6 @@ extern "C" {
     /// the promise rejects if `Promise.resolve` throws.
     #[wasm_bindgen(js_name = releaseWhenSettled)]
     fn release_when_settled(value: &JsValue, release: JsValue) -> js_sys::Promise;
-    /// `Promise.resolve(value)`, rejected instead of throwing.
-    #[wasm_bindgen(js_name = asPromise)]
-    fn as_promise(value: &JsValue) -> js_sys::Promise;
 }
 
 /// `run` for a call that waits for admission, or races a deadline or signal.
@@ -264,7 +261,7 @@ async fn run_admitting(
         Some(controller) => task.call1(&JsValue::UNDEFINED, &controller.signal()),
         None => task.call0(&JsValue::UNDEFINED),
     }?;
-    let work = JsFuture::from(as_promise(&returned));
+    let work = Settled::new(&returned);
     let outcome = first(
         work,
         deadline.map(|at| JsClock.sleep_until(at)),
@@ -295,7 +292,7 @@ fn fetch(admission: &Admission<JsClock>, input: JsValue, init: JsValue) -> js_sy
                 Some(controller) => with_signal(&init, &controller.signal())?,
                 None => init,
             };
-            let headers = JsFuture::from(global_fetch(&input, &init)?);
+            let headers = Settled::new(&global_fetch(&input, &init)?);
             let timer = deadline.map(|at| JsClock.sleep_until(at));
             match first(headers, timer, None::<Pending<JsValue>>).await {
                 First::Work(Ok(response)) => {

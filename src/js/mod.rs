@@ -3,7 +3,8 @@
 //! A thin layer over [`Admission`](crate::admission::Admission): JavaScript
 //! timers and time ([`JsClock`]), option validation, abort signals, the
 //! contract's errors, and a `fetch` whose permit lives as long as its body.
-//! Futures run on wasm-bindgen-futures, woken by JavaScript promises.
+//! Futures run on edgeshed's own executor ([`task`]), woken by JavaScript
+//! promises and timers.
 
 pub(crate) mod abort;
 mod clock;
@@ -15,6 +16,7 @@ mod limiter;
 #[cfg(feature = "js")]
 mod options;
 pub(crate) mod race;
+pub(crate) mod settled;
 pub(crate) mod task;
 
 pub use clock::{JsClock, JsSleep};

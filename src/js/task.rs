@@ -20,6 +20,10 @@
 //! wakes that may come from another request (semaphore hand-offs, through
 //! [`RemoteWake`]) resolve one promise, and all other wakes the other; the
 //! task's own timers step it directly.
+//!
+//! All of that is for workerd. Elsewhere (Node.js, browsers) nothing ties a
+//! continuation to a request, so woken tasks simply wait in one run queue
+//! drained in a microtask: no promise per wake.
 
 use core::cell::RefCell;
 use core::future::Future;
@@ -46,6 +50,8 @@ struct Task {
     /// and the task is polled again at once.
     polling: bool,
     woken: bool,
+    /// Waiting in the run queue (outside workerd, see [`schedule`]).
+    scheduled: bool,
     /// Whether the task ever handed out a remote waker (then every pending
     /// step needs the remote promise, since an old waker may still fire).
     uses_remote: bool,
@@ -219,37 +225,98 @@ struct TaskWaker {
     remote: bool,
 }
 
-impl TaskWaker {
-    fn wake_now(&self) {
-        let resolve = with_task(self.id, |task| task.wake_local.clone()).flatten();
-        if let Some(resolve) = resolve {
-            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::from(self.id));
-        }
-    }
-}
-
 impl Wake for TaskWaker {
     fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
+        wake_task(self.id, self.remote);
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let resolve = TASKS.with(|tasks| {
-            let mut tasks = tasks.borrow_mut();
-            let task = tasks.live.get_mut(&self.id)?;
-            if task.polling {
-                task.woken = true;
-                return None;
-            }
-            if self.remote {
-                task.wake_remote.clone()
-            } else {
-                task.wake_local.clone()
-            }
-        });
-        if let Some(resolve) = resolve {
-            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::from(self.id));
+        wake_task(self.id, self.remote);
+    }
+}
+
+/// How a woken task gets its next step.
+enum NextStep {
+    /// Resolve this promise of the task's own (workerd).
+    Resolve(js_sys::Function),
+    /// Through the run queue (elsewhere).
+    Queue,
+}
+
+/// Arranges the next step of task `id` (`remote`: the wake may come from
+/// another request).
+fn wake_task(id: u32, remote: bool) {
+    let queue = !per_request_host();
+    let next = TASKS.with(|tasks| {
+        let mut tasks = tasks.borrow_mut();
+        let task = tasks.live.get_mut(&id)?;
+        if task.polling {
+            task.woken = true;
+            return None;
         }
+        if queue {
+            return (!core::mem::replace(&mut task.scheduled, true)).then_some(NextStep::Queue);
+        }
+        let resolve = if remote {
+            task.wake_remote.clone()
+        } else {
+            task.wake_local.clone()
+        };
+        resolve.map(NextStep::Resolve)
+    });
+    match next {
+        Some(NextStep::Resolve(resolve)) => {
+            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::from(id));
+        }
+        Some(NextStep::Queue) => schedule(id),
+        None => {}
+    }
+}
+
+/// Outside workerd, woken tasks wait in one run queue, stepped in a
+/// microtask: no promise per wake (a continuation there runs wherever it is
+/// delivered, so nothing ties a step to its promise).
+#[derive(Default)]
+struct RunQueue {
+    ids: Vec<u32>,
+    /// A microtask to drain the queue is pending.
+    draining: bool,
+}
+
+thread_local! {
+    static RUN_QUEUE: RefCell<RunQueue> = RefCell::new(RunQueue::default());
+    static DRAIN: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| drain());
+    static DRAIN_JS: js_sys::Function = DRAIN.with(|drain| guard(drain.as_ref(), "run queue"));
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = queueMicrotask)]
+    fn queue_microtask(callback: &js_sys::Function);
+}
+
+/// Queues task `id` for a step in the next drain.
+fn schedule(id: u32) {
+    let start = RUN_QUEUE.with(|queue| {
+        let mut queue = queue.borrow_mut();
+        queue.ids.push(id);
+        !core::mem::replace(&mut queue.draining, true)
+    });
+    if start {
+        DRAIN_JS.with(queue_microtask);
+    }
+}
+
+/// Steps every task queued so far (tasks woken meanwhile wait for the next
+/// drain, so that a task waking itself cannot starve the event loop).
+fn drain() {
+    let ids = RUN_QUEUE.with(|queue| {
+        let mut queue = queue.borrow_mut();
+        queue.draining = false;
+        core::mem::take(&mut queue.ids)
+    });
+    for id in ids {
+        step(id);
     }
 }
 
@@ -314,6 +381,7 @@ where
                     wake_remote: None,
                     polling: false,
                     woken: false,
+                    scheduled: false,
                     uses_remote: false,
                     expires_at,
                     context_probe: context_probe.take(),
@@ -337,6 +405,7 @@ pub(crate) fn step(id: u32) {
     let Some(mut future) = with_task(id, |task| {
         task.polling = true;
         task.woken = false;
+        task.scheduled = false;
         // Any promise of the previous step is spent (or will be ignored).
         task.wake_local = None;
         task.wake_remote = None;
@@ -368,13 +437,12 @@ pub(crate) fn step(id: u32) {
                 task.uses_remote
             })
             .unwrap_or(false);
-            let wake_local = next_step_promise();
-            // Outside workerd a continuation runs as soon as its promise
-            // settles, so one promise serves both kinds of wake.
-            let wake_remote = match (uses_remote, per_request_host()) {
-                (false, _) => None,
-                (true, true) => next_remote_step_promise(),
-                (true, false) => wake_local.clone(),
+            // In workerd, the promises whose continuation is the next step.
+            let (wake_local, wake_remote) = if per_request_host() {
+                let remote = uses_remote.then(next_remote_step_promise).flatten();
+                (next_step_promise(), remote)
+            } else {
+                (None, None)
             };
             let spin_again = with_task(id, |task| {
                 task.wake_local = wake_local;
@@ -383,7 +451,7 @@ pub(crate) fn step(id: u32) {
                 core::mem::take(&mut task.woken)
             });
             if spin_again == Some(true) {
-                TaskWaker { id, remote: false }.wake_now();
+                wake_task(id, false);
             }
             return;
         }

@@ -5,13 +5,13 @@ use super::state::Gateway;
 use crate::admission::AdmitError;
 use crate::js::fetch::global_fetch;
 use crate::js::race::{first, First};
+use crate::js::settled::Settled;
 use crate::js::JsClock;
 use crate::semaphore::Permit;
 use crate::time::{Clock, Instant};
 use core::future::Pending;
 use core::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
 /// Why an origin call failed.
@@ -113,7 +113,7 @@ pub(crate) async fn within(
     abort: &AbortOnDrop,
 ) -> Result<JsValue, Failure> {
     let timer = limit.map(|(at, _)| JsClock.sleep_until(at));
-    match first(JsFuture::from(promise), timer, None::<Pending<()>>).await {
+    match first(Settled::new(&promise), timer, None::<Pending<()>>).await {
         First::Work(Ok(value)) => Ok(value),
         First::Work(Err(_)) | First::Abort(()) => Err(Failure::Unreachable),
         First::Deadline(()) => {
