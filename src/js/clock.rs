@@ -20,9 +20,14 @@ extern "C" {
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = clearTimeout, catch)]
     fn clear_timeout(handle: &JsValue) -> Result<(), JsValue>;
-    /// `performance.now()`, where the host has it.
-    #[wasm_bindgen(js_namespace = performance, js_name = now, catch)]
-    fn performance_now() -> Result<f64, JsValue>;
+}
+
+#[wasm_bindgen(module = "/src/js/glue.js")]
+extern "C" {
+    /// `performance.now()`, or `Date.now()` where the host has no
+    /// `performance` (chosen once, when the module loads).
+    #[wasm_bindgen(js_name = monotonicNow)]
+    fn now_millis() -> f64;
 }
 
 /// Time from the JavaScript host: `performance.now()` (or `Date.now()`
@@ -32,10 +37,6 @@ extern "C" {
 /// timeouts and deadlines need there.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JsClock;
-
-fn now_millis() -> f64 {
-    performance_now().unwrap_or_else(|_| js_sys::Date::now())
-}
 
 impl Clock for JsClock {
     type Sleep = JsSleep;

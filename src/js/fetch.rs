@@ -4,14 +4,15 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/js/glue.js")]
 extern "C" {
-    /// Wraps `response` so that `release` runs once its body has been read
-    /// to the end, errored or been cancelled (at once if it has no body).
+    /// Wraps `response` so that `release(id)` runs once its body has been
+    /// read to the end, errored or been cancelled (at once if it has no
+    /// body); a synchronous throw (after `release(id)` ran) becomes `Err`.
     #[cfg(feature = "js")]
-    /// A synchronous throw (after `release` ran) becomes `Err`.
     #[wasm_bindgen(js_name = holdUntilBodyDone, catch)]
     pub(crate) fn hold_until_body_done(
         response: &JsValue,
-        release: JsValue,
+        id: u32,
+        release: &JsValue,
     ) -> Result<JsValue, JsValue>;
 
     /// The host's `fetch`; a synchronous throw becomes `Err`.

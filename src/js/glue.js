@@ -17,12 +17,12 @@ export function errorWithStatus(name, message, status) {
 }
 
 // --- src/js/limiter.rs ---
-export function releaseWhenSettled(value, release) {
+export function releaseWhenSettled(value, id, release) {
   try {
-    return Promise.resolve(value).finally(release);
+    return Promise.resolve(value).finally(() => release(id));
   } catch (error) {
     // A promise whose `constructor` getter throws: never leak the slot.
-    release();
+    release(id);
     return Promise.reject(error);
   }
 }
@@ -61,7 +61,8 @@ export function offAbort(signal, listener) {
 }
 
 // --- src/js/fetch.rs ---
-export function holdUntilBodyDone(response, release) {
+export function holdUntilBodyDone(response, id, releaseId) {
+  const release = () => releaseId(id);
   try {
     return holdBody(response, release);
   } catch (error) {
@@ -167,3 +168,9 @@ export function watchSettled(value, id, onSettled) {
     (reason) => onSettled(id, false, reason),
   );
 }
+
+// --- src/js/clock.rs ---
+export const monotonicNow =
+  typeof performance !== "undefined" && typeof performance.now === "function"
+    ? () => performance.now()
+    : () => Date.now();

@@ -157,6 +157,12 @@ fn start_admission(
             return Err(signal.reason());
         }
     }
+    // The common case first: a free slot, taken without a future.
+    if deadline.is_none() {
+        if let Some(permit) = admission.try_admit() {
+            return Ok(Admitting::Admitted(permit));
+        }
+    }
     let mut admit = Box::pin(match deadline {
         Some(at) => admission.admit_before(at),
         None => admission.admit(),
@@ -221,27 +227,28 @@ fn run(admission: &Admission<JsClock>, task: JsValue, options: JsValue) -> js_sy
     match admitting {
         // The common case, admitted at once with nothing to race: no task,
         // no executor — the permit simply rides on the result's settlement.
-        Admitting::Admitted(permit) if deadline.is_none() && options.signal.is_none() => {
-            match task.call0(&JsValue::UNDEFINED) {
-                Ok(returned) => {
-                    release_when_settled(&returned, Closure::once_into_js(move || drop(permit)))
-                }
-                Err(thrown) => {
-                    drop(permit);
-                    js_sys::Promise::reject(&thrown)
-                }
+        Admitting::Admitted(permit) if deadline.is_none() && options.signal.is_none() => match task
+            .call0(&JsValue::UNDEFINED)
+        {
+            Ok(returned) => {
+                let id = super::held::hold(permit);
+                super::held::with_release(|release| release_when_settled(&returned, id, release))
             }
-        }
+            Err(thrown) => {
+                drop(permit);
+                js_sys::Promise::reject(&thrown)
+            }
+        },
         admitting => spawn(run_admitting(task, options, deadline, admitting)),
     }
 }
 
 #[wasm_bindgen(module = "/src/js/glue.js")]
 extern "C" {
-    /// `Promise.resolve(value).finally(release)`; `release` runs at once and
-    /// the promise rejects if `Promise.resolve` throws.
+    /// `Promise.resolve(value).finally(() => release(id))`; `release(id)`
+    /// runs at once and the promise rejects if `Promise.resolve` throws.
     #[wasm_bindgen(js_name = releaseWhenSettled)]
-    fn release_when_settled(value: &JsValue, release: JsValue) -> js_sys::Promise;
+    fn release_when_settled(value: &JsValue, id: u32, release: &JsValue) -> js_sys::Promise;
 }
 
 /// `run` for a call that waits for admission, or races a deadline or signal.
@@ -296,8 +303,10 @@ fn fetch(admission: &Admission<JsClock>, input: JsValue, init: JsValue) -> js_sy
             let timer = deadline.map(|at| JsClock.sleep_until(at));
             match first(headers, timer, None::<Pending<JsValue>>).await {
                 First::Work(Ok(response)) => {
-                    let release = Closure::once_into_js(move || drop(permit));
-                    hold_until_body_done(&response, release)
+                    let id = super::held::hold(permit);
+                    super::held::with_release(|release| {
+                        hold_until_body_done(&response, id, release)
+                    })
                 }
                 First::Work(Err(error)) | First::Abort(error) => Err(error),
                 First::Deadline(()) => {

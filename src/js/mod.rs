@@ -12,6 +12,8 @@ mod clock;
 mod errors;
 pub(crate) mod fetch;
 #[cfg(feature = "js")]
+mod held;
+#[cfg(feature = "js")]
 mod limiter;
 #[cfg(feature = "js")]
 mod options;

@@ -62,6 +62,37 @@ struct Task {
     /// An object of the task's own request that the host refuses to read
     /// from any other request's turn (see [`spawn_for_request`]).
     context_probe: Option<JsValue>,
+    /// Its wakers for local and for remote wakes, made once.
+    local_waker: Waker,
+    remote_waker: Waker,
+}
+
+/// What [`step`] finds when it starts.
+enum Begin {
+    /// The step must first check it runs in the task's own request.
+    Probe(JsValue),
+    /// Poll this future with this waker.
+    Run(TaskFuture, Waker),
+}
+
+impl Task {
+    /// Takes the future out for a step (unless `probe_first` and the task
+    /// has a context probe to check).
+    fn begin(&mut self, probe_first: bool) -> Option<Begin> {
+        if probe_first {
+            if let Some(probe) = &self.context_probe {
+                return Some(Begin::Probe(probe.clone()));
+            }
+        }
+        let future = self.future.take()?;
+        self.polling = true;
+        self.woken = false;
+        self.scheduled = false;
+        // Any promise of the previous step is spent (or will be ignored).
+        self.wake_local = None;
+        self.wake_remote = None;
+        Some(Begin::Run(future, self.local_waker.clone()))
+    }
 }
 
 /// The most polls in a row when a task keeps waking itself; after that it
@@ -385,6 +416,8 @@ where
                     uses_remote: false,
                     expires_at,
                     context_probe: context_probe.take(),
+                    local_waker: Waker::from(Arc::new(TaskWaker { id, remote: false })),
+                    remote_waker: Waker::from(Arc::new(TaskWaker { id, remote: true })),
                 },
             );
             id
@@ -395,26 +428,17 @@ where
 
 /// Polls task `id` once, in the current context.
 pub(crate) fn step(id: u32) {
-    let probe = with_task(id, |task| task.context_probe.clone()).flatten();
-    if let Some(probe) = probe {
-        if !in_own_context(&probe) {
+    let mut begin = with_task(id, |task| task.begin(true)).flatten();
+    if let Some(Begin::Probe(probe)) = &begin {
+        if !in_own_context(probe) {
             FOREIGN_STEPS.with(|count| count.set(count.get() + 1));
             return;
         }
+        begin = with_task(id, |task| task.begin(false)).flatten();
     }
-    let Some(mut future) = with_task(id, |task| {
-        task.polling = true;
-        task.woken = false;
-        task.scheduled = false;
-        // Any promise of the previous step is spent (or will be ignored).
-        task.wake_local = None;
-        task.wake_remote = None;
-        task.future.take()
-    })
-    .flatten() else {
+    let Some(Begin::Run(mut future, waker)) = begin else {
         return;
     };
-    let waker = Waker::from(Arc::new(TaskWaker { id, remote: false }));
     let previous = CURRENT.with(|current| current.replace(Some(id)));
     let mut outcome = Poll::Pending;
     for _ in 0..MAX_POLLS_PER_STEP {
@@ -545,9 +569,14 @@ impl<F: Future> Future for RemoteWake<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         match current() {
             Some(id) => {
-                with_task(id, |task| task.uses_remote = true);
-                let waker = Waker::from(Arc::new(TaskWaker { id, remote: true }));
-                self.project().inner.poll(&mut Context::from_waker(&waker))
+                let waker = with_task(id, |task| {
+                    task.uses_remote = true;
+                    task.remote_waker.clone()
+                });
+                match waker {
+                    Some(waker) => self.project().inner.poll(&mut Context::from_waker(&waker)),
+                    None => self.project().inner.poll(cx),
+                }
             }
             None => self.project().inner.poll(cx),
         }
