@@ -215,6 +215,8 @@ pub(crate) fn guard(callback: &JsValue, label: &str) -> js_sys::Function {
 /// caller (or the request) at least gets an answer, and counted.
 fn recover_after_throw() {
     CURRENT.with(|current| current.set(None));
+    // A drain cut short by the exception leaves the rest of its tasks queued.
+    resume_draining();
     let lost: Vec<Task> = TASKS.with(|tasks| {
         let mut tasks = tasks.borrow_mut();
         let ids: Vec<u32> = tasks
@@ -309,7 +311,7 @@ fn wake_task(id: u32, remote: bool) {
 /// delivered, so nothing ties a step to its promise).
 #[derive(Default)]
 struct RunQueue {
-    ids: Vec<u32>,
+    ids: std::collections::VecDeque<u32>,
     /// A microtask to drain the queue is pending.
     draining: bool,
 }
@@ -330,7 +332,7 @@ extern "C" {
 fn schedule(id: u32) {
     let start = RUN_QUEUE.with(|queue| {
         let mut queue = queue.borrow_mut();
-        queue.ids.push(id);
+        queue.ids.push_back(id);
         !core::mem::replace(&mut queue.draining, true)
     });
     if start {
@@ -339,15 +341,31 @@ fn schedule(id: u32) {
 }
 
 /// Steps every task queued so far (tasks woken meanwhile wait for the next
-/// drain, so that a task waking itself cannot starve the event loop).
+/// drain, so that a task waking itself cannot starve the event loop). Ids
+/// are taken one at a time: if a step unwinds, the rest stay queued for
+/// [`recover_after_throw`] to drain.
 fn drain() {
-    let ids = RUN_QUEUE.with(|queue| {
+    let pending = RUN_QUEUE.with(|queue| {
         let mut queue = queue.borrow_mut();
         queue.draining = false;
-        core::mem::take(&mut queue.ids)
+        queue.ids.len()
     });
-    for id in ids {
+    for _ in 0..pending {
+        let Some(id) = RUN_QUEUE.with(|queue| queue.borrow_mut().ids.pop_front()) else {
+            break;
+        };
         step(id);
+    }
+}
+
+/// Schedules a drain if tasks wait in the run queue and none is pending.
+fn resume_draining() {
+    let start = RUN_QUEUE.with(|queue| {
+        let mut queue = queue.borrow_mut();
+        !queue.ids.is_empty() && !core::mem::replace(&mut queue.draining, true)
+    });
+    if start {
+        DRAIN_JS.with(queue_microtask);
     }
 }
 
@@ -630,17 +648,34 @@ export function nextMacrotask() { return new Promise((resolve) => setTimeout(res
     #[wasm_bindgen_test]
     async fn an_exception_through_a_poll_fails_its_task_and_the_executor_goes_on() {
         let lost_before = lost_tasks();
-        let doomed = spawn(async {
-            // Resumes once through the executor's own (guarded) step...
-            JsFuture::from(js_sys::Promise::resolve(&JsValue::NULL)).await?;
-            // ...where an exception unwinds through the poll.
-            throw_now();
-            Ok(JsValue::UNDEFINED)
+        let gate = js_sys::Promise::resolve(&JsValue::NULL);
+        let doomed = spawn({
+            let gate = gate.clone();
+            async move {
+                // Resumes once through the executor's own (guarded) step...
+                JsFuture::from(gate).await?;
+                // ...where an exception unwinds through the poll.
+                throw_now();
+                Ok(JsValue::UNDEFINED)
+            }
+        });
+        // Woken by the same promise, so stepped right after the doomed task
+        // (in the same drain of the run queue, outside workerd).
+        let bystander = spawn(async move {
+            JsFuture::from(gate).await?;
+            Ok(JsValue::from(3))
         });
         let state = watch(&doomed);
+        let bystander = watch(&bystander);
         JsFuture::from(next_macrotask()).await.unwrap();
         let get = |key: &str| js_sys::Reflect::get(&state, &key.into()).unwrap();
         assert_eq!(get("settled"), JsValue::TRUE, "the task's promise settled");
+        let of_bystander = |key: &str| js_sys::Reflect::get(&bystander, &key.into()).unwrap();
+        assert_eq!(
+            of_bystander("value"),
+            3,
+            "a task stepped after the unwound one still ran"
+        );
         let message = js_sys::Reflect::get(&get("error"), &"message".into()).unwrap();
         assert_eq!(
             message.as_string().unwrap(),
