@@ -127,7 +127,7 @@ impl Timer {
 struct Timers {
     next_id: u32,
     /// Every sleep that has been polled and not dropped yet.
-    armed: super::task::IdMap<Timer>,
+    armed: super::id_map::IdMap<Timer>,
     /// Sleeps served by the shared host timer, earliest first. A sleep
     /// dropped early stays in the heap until it surfaces (or the heap is
     /// compacted): only ids still in `armed` count.

@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 #[derive(Default)]
 struct Held {
     next_id: u32,
-    permits: super::task::IdMap<Permit>,
+    permits: super::id_map::IdMap<Permit>,
 }
 
 thread_local! {

@@ -13,6 +13,7 @@ mod errors;
 pub(crate) mod fetch;
 #[cfg(feature = "js")]
 mod held;
+mod id_map;
 #[cfg(feature = "js")]
 mod limiter;
 #[cfg(feature = "js")]

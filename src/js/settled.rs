@@ -29,7 +29,7 @@ struct Slot {
 #[derive(Default)]
 struct Slots {
     next_id: u32,
-    live: super::task::IdMap<Slot>,
+    live: super::id_map::IdMap<Slot>,
 }
 
 thread_local! {

@@ -29,10 +29,19 @@ use core::cell::RefCell;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::task::Wake;
 use wasm_bindgen::prelude::*;
+
+mod guard;
+mod run_queue;
+
+use crate::js::id_map::IdMap;
+pub(crate) use guard::guard;
+#[cfg(feature = "worker")]
+pub(crate) use guard::lost_tasks;
+use guard::{REMOTE_STEP_JS, STEP_JS, STEP_TIMER_JS};
+use run_queue::{resume_draining, schedule};
 
 type TaskFuture = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
 
@@ -99,30 +108,6 @@ impl Task {
 /// yields to the event loop through its promise.
 const MAX_POLLS_PER_STEP: usize = 32;
 
-/// A hasher for the sequential `u32` ids of tasks and timers (multiplicative
-/// hashing: far cheaper than SipHash, and ids are not attacker-chosen).
-#[derive(Default)]
-pub(crate) struct IdHasher(u64);
-
-impl core::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(*byte)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_u32(&mut self, id: u32) {
-        self.0 = u64::from(id).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-/// A map keyed by task or timer id.
-pub(crate) type IdMap<T> = HashMap<u32, T, core::hash::BuildHasherDefault<IdHasher>>;
-
 #[derive(Default)]
 struct Tasks {
     next_id: u32,
@@ -171,9 +156,6 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/js/glue.js")]
 extern "C" {
-    /// Wraps a callback into wasm: an exception thrown through it is logged
-    /// and `recover` runs, instead of an unhandled rejection.
-    fn guarded(callback: &JsValue, label: &str, recover: &JsValue) -> js_sys::Function;
     /// `promise.then(callback)`.
     #[wasm_bindgen(js_name = thenCall)]
     fn then_call(promise: &js_sys::Promise, callback: &js_sys::Function);
@@ -181,63 +163,6 @@ extern "C" {
     /// belongs to its request.
     #[wasm_bindgen(js_name = inOwnContext)]
     fn in_own_context(signal: &JsValue) -> bool;
-}
-
-thread_local! {
-    /// Tasks lost to an exception that unwound through their poll.
-    static LOST_TASKS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
-    /// Runs after a guarded callback caught an exception.
-    static RECOVER: Closure<dyn FnMut()> = Closure::new(recover_after_throw);
-    /// `STEP` after a local wake, guarded.
-    static STEP_JS: js_sys::Function = guard_step("local wake");
-    /// `STEP` in the timer armed by `REMOTE_STEP`, guarded.
-    static STEP_TIMER_JS: js_sys::Function = guard_step("remote wake timer");
-    /// `REMOTE_STEP`, guarded.
-    static REMOTE_STEP_JS: js_sys::Function =
-        REMOTE_STEP.with(|step| guard(step.as_ref(), "remote wake"));
-}
-
-fn guard_step(label: &str) -> js_sys::Function {
-    STEP.with(|step| guard(step.as_ref(), label))
-}
-
-/// Wraps a callback of the executor (or its timers) so that an exception
-/// thrown through it is logged and the tasks it unwound are failed (see
-/// [`recover_after_throw`]) instead of hanging for ever.
-pub(crate) fn guard(callback: &JsValue, label: &str) -> js_sys::Function {
-    RECOVER.with(|recover| guarded(callback, label, recover.as_ref()))
-}
-
-/// Cleans up after an exception unwound through a poll. No Rust frame runs
-/// below a guarded callback, so every task still marked as being polled was
-/// unwound: its future (and whatever permits it held) is gone for good, and
-/// its promise would never settle. It is rejected instead, so that the
-/// caller (or the request) at least gets an answer, and counted.
-fn recover_after_throw() {
-    CURRENT.with(|current| current.set(None));
-    // A drain cut short by the exception leaves the rest of its tasks queued.
-    resume_draining();
-    let lost: Vec<Task> = TASKS.with(|tasks| {
-        let mut tasks = tasks.borrow_mut();
-        let ids: Vec<u32> = tasks
-            .live
-            .iter()
-            .filter(|(_, task)| task.polling)
-            .map(|(id, _)| *id)
-            .collect();
-        ids.iter().filter_map(|id| tasks.live.remove(id)).collect()
-    });
-    LOST_TASKS.with(|count| count.set(count.get() + lost.len() as u64));
-    for task in lost {
-        let error = js_sys::Error::new("edgeshed: an exception unwound through this task");
-        let _ = task.reject.call1(&JsValue::UNDEFINED, &error);
-    }
-}
-
-/// Tasks lost so far to an exception that unwound through their poll.
-#[cfg_attr(not(feature = "worker"), allow(dead_code))]
-pub(crate) fn lost_tasks() -> u64 {
-    LOST_TASKS.with(core::cell::Cell::get)
 }
 
 thread_local! {
@@ -303,69 +228,6 @@ fn wake_task(id: u32, remote: bool) {
         }
         Some(NextStep::Queue) => schedule(id),
         None => {}
-    }
-}
-
-/// Outside workerd, woken tasks wait in one run queue, stepped in a
-/// microtask: no promise per wake (a continuation there runs wherever it is
-/// delivered, so nothing ties a step to its promise).
-#[derive(Default)]
-struct RunQueue {
-    ids: std::collections::VecDeque<u32>,
-    /// A microtask to drain the queue is pending.
-    draining: bool,
-}
-
-thread_local! {
-    static RUN_QUEUE: RefCell<RunQueue> = RefCell::new(RunQueue::default());
-    static DRAIN: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| drain());
-    static DRAIN_JS: js_sys::Function = DRAIN.with(|drain| guard(drain.as_ref(), "run queue"));
-}
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_name = queueMicrotask)]
-    fn queue_microtask(callback: &js_sys::Function);
-}
-
-/// Queues task `id` for a step in the next drain.
-fn schedule(id: u32) {
-    let start = RUN_QUEUE.with(|queue| {
-        let mut queue = queue.borrow_mut();
-        queue.ids.push_back(id);
-        !core::mem::replace(&mut queue.draining, true)
-    });
-    if start {
-        DRAIN_JS.with(queue_microtask);
-    }
-}
-
-/// Steps every task queued so far (tasks woken meanwhile wait for the next
-/// drain, so that a task waking itself cannot starve the event loop). Ids
-/// are taken one at a time: if a step unwinds, the rest stay queued for
-/// [`recover_after_throw`] to drain.
-fn drain() {
-    let pending = RUN_QUEUE.with(|queue| {
-        let mut queue = queue.borrow_mut();
-        queue.draining = false;
-        queue.ids.len()
-    });
-    for _ in 0..pending {
-        let Some(id) = RUN_QUEUE.with(|queue| queue.borrow_mut().ids.pop_front()) else {
-            break;
-        };
-        step(id);
-    }
-}
-
-/// Schedules a drain if tasks wait in the run queue and none is pending.
-fn resume_draining() {
-    let start = RUN_QUEUE.with(|queue| {
-        let mut queue = queue.borrow_mut();
-        !queue.ids.is_empty() && !core::mem::replace(&mut queue.draining, true)
-    });
-    if start {
-        DRAIN_JS.with(queue_microtask);
     }
 }
 
@@ -615,84 +477,4 @@ pub(crate) fn foreign_steps() -> u64 {
 }
 
 #[cfg(all(test, target_arch = "wasm32"))]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-    use super::*;
-    use wasm_bindgen_futures::JsFuture;
-    use wasm_bindgen_test::wasm_bindgen_test;
-
-    #[wasm_bindgen(inline_js = r#"
-export function throwNow() { throw new Error("thrown through a poll"); }
-export function watch(promise) {
-  const state = { settled: false };
-  promise.then(
-    (value) => Object.assign(state, { settled: true, value }),
-    (error) => Object.assign(state, { settled: true, error }),
-  );
-  return state;
-}
-export function nextMacrotask() { return new Promise((resolve) => setTimeout(resolve, 0)); }
-"#)]
-    extern "C" {
-        /// `{ settled, value?, error? }`, kept up to date as `promise` settles.
-        fn watch(promise: &js_sys::Promise) -> JsValue;
-        /// Resolves after one macrotask turn (every pending reaction has run).
-        #[wasm_bindgen(js_name = nextMacrotask)]
-        fn next_macrotask() -> js_sys::Promise;
-        /// A JavaScript call that throws, imported without `catch`.
-        #[wasm_bindgen(js_name = throwNow)]
-        fn throw_now();
-    }
-
-    #[wasm_bindgen_test]
-    async fn an_exception_through_a_poll_fails_its_task_and_the_executor_goes_on() {
-        let lost_before = lost_tasks();
-        let gate = js_sys::Promise::resolve(&JsValue::NULL);
-        let doomed = spawn({
-            let gate = gate.clone();
-            async move {
-                // Resumes once through the executor's own (guarded) step...
-                JsFuture::from(gate).await?;
-                // ...where an exception unwinds through the poll.
-                throw_now();
-                Ok(JsValue::UNDEFINED)
-            }
-        });
-        // Woken by the same promise, so stepped right after the doomed task
-        // (in the same drain of the run queue, outside workerd).
-        let bystander = spawn(async move {
-            JsFuture::from(gate).await?;
-            Ok(JsValue::from(3))
-        });
-        let state = watch(&doomed);
-        let bystander = watch(&bystander);
-        JsFuture::from(next_macrotask()).await.unwrap();
-        let get = |key: &str| js_sys::Reflect::get(&state, &key.into()).unwrap();
-        assert_eq!(get("settled"), JsValue::TRUE, "the task's promise settled");
-        let of_bystander = |key: &str| js_sys::Reflect::get(&bystander, &key.into()).unwrap();
-        assert_eq!(
-            of_bystander("value"),
-            3,
-            "a task stepped after the unwound one still ran"
-        );
-        let message = js_sys::Reflect::get(&get("error"), &"message".into()).unwrap();
-        assert_eq!(
-            message.as_string().unwrap(),
-            "edgeshed: an exception unwound through this task"
-        );
-        assert_eq!(lost_tasks(), lost_before + 1);
-        assert_eq!(
-            current(),
-            None,
-            "the unwound poll's task is no longer current"
-        );
-
-        let fine = spawn(async {
-            let seven = JsFuture::from(js_sys::Promise::resolve(&JsValue::from(7))).await?;
-            Ok(seven)
-        });
-        assert_eq!(JsFuture::from(fine).await.unwrap(), 7);
-        assert_eq!(live_tasks(), 0);
-    }
-}
+mod tests;
