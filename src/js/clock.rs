@@ -46,9 +46,8 @@ impl Clock for JsClock {
     }
 
     fn sleep_until(&self, deadline: Instant) -> JsSleep {
-        let delay = deadline.saturating_duration_since(self.now());
         JsSleep {
-            delay_ms: (delay.as_secs_f64() * 1000.0).ceil(),
+            deadline_ms: deadline.since_origin().as_secs_f64() * 1000.0,
             timer: None,
         }
     }
@@ -68,7 +67,8 @@ impl Clock for JsClock {
 /// `setTimeout`, not a thousand.
 #[must_use = "futures do nothing unless polled"]
 pub struct JsSleep {
-    delay_ms: f64,
+    /// When it ends, in ms on the clock of `now_millis`.
+    deadline_ms: f64,
     timer: Option<Armed>,
 }
 
@@ -223,8 +223,6 @@ impl JsSleep {
     /// Registers this sleep with a timer of its own (workerd) or in the
     /// shared queue; `Ready` at once if the host refused a timer.
     fn arm(&mut self, cx: &Context<'_>) -> Poll<()> {
-        // setTimeout's delay is a signed 32-bit millisecond count.
-        let delay = self.delay_ms.clamp(0.0, 2_147_483_647.0);
         let task = super::task::current();
         // (The worker build serves workerd only: no shared queue compiled in.)
         let shared = cfg!(feature = "js") && !super::task::per_request_host();
@@ -236,7 +234,7 @@ impl JsSleep {
                 timers.armed.insert(id, Timer::new(cx, task));
                 return Some(id);
             }
-            let due = Due::at(now_millis() + delay);
+            let due = Due::at(self.deadline_ms);
             let earliest = timers.shared.as_ref().is_none_or(|(at, _)| due < *at);
             if earliest && !arm_shared(&mut timers, due) {
                 return None;
@@ -253,6 +251,10 @@ impl JsSleep {
             self.timer = Some(Armed { id, handle: None });
             return Poll::Pending;
         }
+        // setTimeout's delay is a signed 32-bit millisecond count.
+        let delay = (self.deadline_ms - now_millis())
+            .ceil()
+            .clamp(0.0, 2_147_483_647.0);
         match FIRE_JS.with(|fire| set_timeout(fire, delay, id)) {
             Ok(handle) => {
                 self.timer = Some(Armed {
@@ -273,7 +275,7 @@ impl JsSleep {
     /// ends now — better early than never.
     fn refused(&mut self) -> Poll<()> {
         self.timer = None;
-        self.delay_ms = 0.0;
+        self.deadline_ms = 0.0;
         Poll::Ready(())
     }
 }

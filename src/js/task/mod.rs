@@ -320,51 +320,65 @@ pub(crate) fn step(id: u32) {
         return;
     };
     let previous = CURRENT.with(|current| current.replace(Some(id)));
-    let mut outcome = Poll::Pending;
-    for _ in 0..MAX_POLLS_PER_STEP {
-        outcome = future.as_mut().poll(&mut Context::from_waker(&waker));
-        let woken = with_task(id, |task| core::mem::take(&mut task.woken)).unwrap_or(false);
-        if outcome.is_ready() || !woken {
-            break;
+    let mut polls = 1;
+    let outcome = loop {
+        if let Poll::Ready(result) = future.as_mut().poll(&mut Context::from_waker(&waker)) {
+            break Some(result);
         }
-    }
-    CURRENT.with(|current| current.set(previous));
-    let result = match outcome {
-        Poll::Ready(result) => result,
-        Poll::Pending => {
-            // Still waiting: only now make the promises that wakes resolve.
-            // They are made here, in this task's context, so the next step
-            // runs here too.
-            let uses_remote = with_task(id, |task| {
-                task.polling = false;
-                task.future = Some(future);
-                task.uses_remote
-            })
-            .unwrap_or(false);
-            // In workerd, the promises whose continuation is the next step.
-            let (wake_local, wake_remote) = if per_request_host() {
-                let remote = uses_remote.then(next_remote_step_promise).flatten();
-                (next_step_promise(), remote)
-            } else {
-                (None, None)
-            };
-            let spin_again = with_task(id, |task| {
-                task.wake_local = wake_local;
-                task.wake_remote = wake_remote;
-                // Woken on the last of MAX_POLLS_PER_STEP polls: yield, then go on.
-                core::mem::take(&mut task.woken)
-            });
-            if spin_again == Some(true) {
-                wake_task(id, false);
+        // Pending: poll again at once if woken meanwhile, else park the
+        // future in the task (one lookup either way).
+        let mut parked = Some(future);
+        let next = with_task(id, |task| {
+            let woken = core::mem::take(&mut task.woken);
+            if woken && polls < MAX_POLLS_PER_STEP {
+                return None;
             }
-            return;
+            task.polling = false;
+            task.future = parked.take();
+            Some((task.uses_remote, woken))
+        });
+        match (next, parked.take()) {
+            // Woken during the poll: again.
+            (Some(None), Some(again)) => {
+                future = again;
+                polls += 1;
+            }
+            (Some(Some((uses_remote, woken))), _) => {
+                CURRENT.with(|current| current.set(previous));
+                arm_next_step(id, uses_remote, woken);
+                return;
+            }
+            // The task is gone (reclaimed meanwhile): drop the future.
+            _ => break None,
         }
+    };
+    CURRENT.with(|current| current.set(previous));
+    let Some(result) = outcome else {
+        return;
     };
     if let Some(task) = TASKS.with(|tasks| tasks.borrow_mut().live.remove(&id)) {
         let _ = match result {
             Ok(value) => task.resolve.call1(&JsValue::UNDEFINED, &value),
             Err(error) => task.reject.call1(&JsValue::UNDEFINED, &error),
         };
+    }
+}
+
+/// After a step left task `id` waiting: in workerd, makes the promises
+/// whose continuation is its next step (made here, in the task's own turn,
+/// so that the next step runs there too). `woken`: it was woken on the last
+/// poll allowed in one step, so it yields and goes on at once.
+fn arm_next_step(id: u32, uses_remote: bool, woken: bool) {
+    if per_request_host() {
+        let wake_remote = uses_remote.then(next_remote_step_promise).flatten();
+        let wake_local = next_step_promise();
+        with_task(id, |task| {
+            task.wake_local = wake_local;
+            task.wake_remote = wake_remote;
+        });
+    }
+    if woken {
+        wake_task(id, false);
     }
 }
 
