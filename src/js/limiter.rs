@@ -226,20 +226,26 @@ fn run(admission: &Admission<JsClock>, task: JsValue, options: JsValue) -> js_sy
     };
     match admitting {
         // The common case, admitted at once with nothing to race: no task,
-        // no executor — the permit simply rides on the result's settlement.
-        Admitting::Admitted(permit) if deadline.is_none() && options.signal.is_none() => match task
-            .call0(&JsValue::UNDEFINED)
-        {
-            Ok(returned) => {
-                let id = super::held::hold(permit);
-                super::held::with_release(|release| release_when_settled(&returned, id, release))
-            }
-            Err(thrown) => {
-                drop(permit);
-                js_sys::Promise::reject(&thrown)
-            }
-        },
+        // no executor.
+        Admitting::Admitted(permit) if deadline.is_none() && options.signal.is_none() => {
+            call_holding(&task, permit)
+        }
         admitting => spawn(run_admitting(task, options, deadline, admitting)),
+    }
+}
+
+/// Calls `task` with nothing to race: `permit` rides on the settlement of
+/// what it returns (and goes back at once if it throws).
+fn call_holding(task: &js_sys::Function, permit: Permit) -> js_sys::Promise {
+    match task.call0(&JsValue::UNDEFINED) {
+        Ok(returned) => {
+            let id = super::held::hold(permit);
+            super::held::with_release(|release| release_when_settled(&returned, id, release))
+        }
+        Err(thrown) => {
+            drop(permit);
+            js_sys::Promise::reject(&thrown)
+        }
     }
 }
 
@@ -259,15 +265,14 @@ async fn run_admitting(
     admitting: Admitting,
 ) -> Result<JsValue, JsValue> {
     let permit = finish_admission(admitting, options.signal.clone()).await?;
+    if deadline.is_none() && options.signal.is_none() {
+        // Nothing to race once admitted: the task ends here, its promise
+        // following the call's (no further step).
+        return Ok(call_holding(&task, permit).into());
+    }
     // The task's own signal, aborted at the deadline or with the caller's signal.
-    let controller = match deadline.is_some() || options.signal.is_some() {
-        true => Some(AbortController::new()?),
-        false => None,
-    };
-    let returned = match &controller {
-        Some(controller) => task.call1(&JsValue::UNDEFINED, &controller.signal()),
-        None => task.call0(&JsValue::UNDEFINED),
-    }?;
+    let controller = AbortController::new()?;
+    let returned = task.call1(&JsValue::UNDEFINED, &controller.signal())?;
     let work = Settled::new(&returned);
     let outcome = first(
         work,
@@ -281,9 +286,7 @@ async fn run_admitting(
         First::Deadline(()) => deadline_error(),
         First::Abort(reason) => reason,
     };
-    if let Some(controller) = controller {
-        controller.abort_with_reason(&error);
-    }
+    controller.abort_with_reason(&error);
     Err(error)
 }
 
