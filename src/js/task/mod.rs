@@ -8,9 +8,10 @@
 //! behalf of the wrong request, and the waiting request itself would look
 //! hung and be cancelled.
 //!
-//! Here every task, before each poll, creates fresh promises in its own
-//! context and registers its next step on them; its wakers only resolve
-//! those promises. Whoever calls a waker, the step runs where the task lives.
+//! Here, in workerd, a task that a step leaves waiting creates fresh
+//! promises in its own context and registers its next step on them; its
+//! wakers only resolve those promises. Whoever calls a waker, the step runs
+//! where the task lives.
 //!
 //! Two promises, because workerd settles a promise resolved from another
 //! request at once but may deliver its continuation late (after the
@@ -19,7 +20,11 @@
 //! settled and be lost, and workerd would cancel the request as hung. So
 //! wakes that may come from another request (semaphore hand-offs, through
 //! [`RemoteWake`]) resolve one promise, and all other wakes the other; the
-//! task's own timers step it directly.
+//! task's own timers step it directly. Even so, workerd now and then
+//! delivers a step in another request's turn: a request's task first checks
+//! its request's signal and skips such a step (see [`spawn_for_request`]).
+//! And every callback into wasm is guarded ([`guard`]): an exception that
+//! unwinds through a poll fails its task instead of leaving it hanging.
 //!
 //! All of that is for workerd. Elsewhere (Node.js, browsers) nothing ties a
 //! continuation to a request, so woken tasks simply wait in one run queue
