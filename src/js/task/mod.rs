@@ -95,6 +95,9 @@ impl Task {
     fn begin(&mut self, probe_first: bool) -> Option<Begin> {
         if probe_first {
             if let Some(probe) = &self.context_probe {
+                // Out of the run queue either way (a skipped step must not
+                // leave the task marked as queued, or later wakes are lost).
+                self.scheduled = false;
                 return Some(Begin::Probe(probe.clone()));
             }
         }

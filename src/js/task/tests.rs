@@ -1,8 +1,14 @@
-//! The executor under an exception that unwinds through a poll.
+//! The executor under an exception that unwinds through a poll, and a
+//! request's task stepped in a foreign request's turn.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::guard::lost_tasks;
-use super::{current, live_tasks, spawn};
+use super::{current, foreign_steps, live_tasks, spawn, spawn_for_request};
+use crate::js::race::{first, First};
+use crate::js::JsClock;
+use crate::time::Clock;
+use core::future::Pending;
+use core::time::Duration;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -18,8 +24,22 @@ export function watch(promise) {
   return state;
 }
 export function nextMacrotask() { return new Promise((resolve) => setTimeout(resolve, 0)); }
+export function contextProbe() {
+  // Like a workerd request's signal: unreadable from another request's turn.
+  return { foreign: false, get aborted() { if (this.foreign) throw new Error("foreign turn"); return false; } };
+}
+export function deferred() {
+  let resolve;
+  const promise = new Promise((r) => { resolve = r; });
+  return { promise, resolve };
+}
 "#)]
 extern "C" {
+    /// `{ foreign, aborted }`: reading `aborted` throws while `foreign`.
+    #[wasm_bindgen(js_name = contextProbe)]
+    fn context_probe() -> JsValue;
+    /// `{ promise, resolve }`.
+    fn deferred() -> JsValue;
     /// `{ settled, value?, error? }`, kept up to date as `promise` settles.
     fn watch(promise: &js_sys::Promise) -> JsValue;
     /// Resolves after one macrotask turn (every pending reaction has run).
@@ -79,4 +99,47 @@ async fn an_exception_through_a_poll_fails_its_task_and_the_executor_goes_on() {
     });
     assert_eq!(JsFuture::from(fine).await.unwrap(), 7);
     assert_eq!(live_tasks(), 0);
+}
+
+#[wasm_bindgen_test]
+async fn a_step_in_a_foreign_turn_is_skipped_and_the_task_goes_on_at_its_own_timer() {
+    let get = |object: &JsValue, key: &str| js_sys::Reflect::get(object, &key.into()).unwrap();
+    let set = |object: &JsValue, key: &str, value: &JsValue| {
+        js_sys::Reflect::set(object, &key.into(), value).unwrap();
+    };
+    let probe = context_probe();
+    let gate = deferred();
+    let promise: js_sys::Promise = get(&gate, "promise").into();
+    let skipped_before = foreign_steps();
+    let task = spawn_for_request(
+        async move {
+            let timer = JsClock.sleep_until(JsClock.now() + Duration::from_millis(30));
+            match first(JsFuture::from(promise), Some(timer), None::<Pending<()>>).await {
+                First::Work(value) => value,
+                _ => Ok(JsValue::from_str("timer")),
+            }
+        },
+        None,
+        Some(probe.clone()),
+    );
+    // The wake from the gate arrives while the task's request is not the
+    // current one: that step is skipped, nothing is polled.
+    set(&probe, "foreign", &JsValue::TRUE);
+    let resolve: js_sys::Function = get(&gate, "resolve").into();
+    resolve
+        .call1(&JsValue::UNDEFINED, &JsValue::from(7))
+        .unwrap();
+    JsFuture::from(next_macrotask()).await.unwrap();
+    assert_eq!(
+        foreign_steps(),
+        skipped_before + 1,
+        "the foreign step was skipped"
+    );
+    let state = watch(&task);
+    assert_eq!(get(&state, "settled"), JsValue::FALSE);
+    // Back in its own turn, the task's own timer steps it, and it finds the
+    // gate open (the work wins the race over the timer that woke it).
+    set(&probe, "foreign", &JsValue::FALSE);
+    assert_eq!(JsFuture::from(task).await.unwrap(), 7);
+    assert_eq!(foreign_steps(), skipped_before + 1);
 }
