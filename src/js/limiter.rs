@@ -143,7 +143,8 @@ fn deadline_of(options: &CallOptions) -> Option<Instant> {
 /// stats, FIFO order and immediate rejections reflect the call at once.
 enum Admitting {
     Admitted(Permit),
-    Waiting(Pin<Box<Admit<JsClock>>>),
+    /// `Admit` is `Unpin`: it can move into the task after this first poll.
+    Waiting(Admit<JsClock>),
 }
 
 /// Decides admission now: admitted, queued (keeps its place), or refused.
@@ -163,13 +164,13 @@ fn start_admission(
             return Ok(Admitting::Admitted(permit));
         }
     }
-    let mut admit = Box::pin(match deadline {
+    let mut admit = match deadline {
         Some(at) => admission.admit_before(at),
         None => admission.admit(),
-    });
+    };
     // Polled once with a no-op waker to take a permit or a queue place right
     // away; the async part polls again with its real waker before waiting.
-    match admit.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+    match Pin::new(&mut admit).poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(Ok(permit)) => Ok(Admitting::Admitted(permit)),
         Poll::Ready(Err(error)) => Err(admit_error(error)),
         Poll::Pending => Ok(Admitting::Waiting(admit)),
