@@ -44,8 +44,11 @@ pub(crate) fn guard(callback: &JsValue, label: &str) -> js_sys::Function {
 /// caller (or the request) at least gets an answer, and counted.
 fn recover_after_throw() {
     CURRENT.with(|current| current.set(None));
-    // A drain cut short by the exception leaves the rest of its tasks queued.
-    resume_draining();
+    // A drain cut short by the exception leaves the rest of its tasks queued
+    // (there is no run queue in the worker build: workerd steps by promise).
+    if cfg!(feature = "js") {
+        resume_draining();
+    }
     let lost: Vec<Task> = TASKS.with(|tasks| {
         let mut tasks = tasks.borrow_mut();
         let ids: Vec<u32> = tasks

@@ -212,7 +212,8 @@ enum NextStep {
 /// Arranges the next step of task `id` (`remote`: the wake may come from
 /// another request).
 fn wake_task(id: u32, remote: bool) {
-    let queue = !per_request_host();
+    // (The worker build serves workerd only: no run queue compiled in.)
+    let queue = cfg!(feature = "js") && !per_request_host();
     let next = TASKS.with(|tasks| {
         let mut tasks = tasks.borrow_mut();
         let task = tasks.live.get_mut(&id)?;
