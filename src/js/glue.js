@@ -27,6 +27,27 @@ export function releaseWhenSettled(value, id, release) {
   }
 }
 
+export function settleHolding(value, id, release, resolve, reject) {
+  let promise;
+  try {
+    promise = Promise.resolve(value);
+  } catch (error) {
+    release(id);
+    reject(error);
+    return;
+  }
+  promise.then(
+    (fulfilled) => {
+      release(id);
+      resolve(fulfilled);
+    },
+    (reason) => {
+      release(id);
+      reject(reason);
+    },
+  );
+}
+
 // --- src/js/abort.rs ---
 export function abortReason(signal) {
   try {

@@ -235,6 +235,28 @@ fn run(admission: &Admission<JsClock>, task: JsValue, options: JsValue) -> js_sy
     }
 }
 
+/// Like [`call_holding`], settling the caller's promise through `resolve`
+/// and `reject` directly.
+fn call_settling(
+    task: &js_sys::Function,
+    permit: Permit,
+    resolve: &js_sys::Function,
+    reject: &js_sys::Function,
+) {
+    match task.call0(&JsValue::UNDEFINED) {
+        Ok(returned) => {
+            let id = super::held::hold(permit);
+            super::held::with_release(|release| {
+                settle_holding(&returned, id, release, resolve, reject)
+            });
+        }
+        Err(thrown) => {
+            drop(permit);
+            let _ = reject.call1(&JsValue::UNDEFINED, &thrown);
+        }
+    }
+}
+
 /// Calls `task` with nothing to race: `permit` rides on the settlement of
 /// what it returns (and goes back at once if it throws).
 fn call_holding(task: &js_sys::Function, permit: Permit) -> js_sys::Promise {
@@ -256,6 +278,16 @@ extern "C" {
     /// runs at once and the promise rejects if `Promise.resolve` throws.
     #[wasm_bindgen(js_name = releaseWhenSettled)]
     fn release_when_settled(value: &JsValue, id: u32, release: &JsValue) -> js_sys::Promise;
+    /// Once `value` settles: `release(id)`, then `resolve` or `reject` with
+    /// its outcome (at once, rejecting, if `Promise.resolve` throws).
+    #[wasm_bindgen(js_name = settleHolding)]
+    fn settle_holding(
+        value: &JsValue,
+        id: u32,
+        release: &JsValue,
+        resolve: &js_sys::Function,
+        reject: &js_sys::Function,
+    );
 }
 
 /// `run` for a call that waits for admission, or races a deadline or signal.
@@ -267,9 +299,15 @@ async fn run_admitting(
 ) -> Result<JsValue, JsValue> {
     let permit = finish_admission(admitting, options.signal.clone()).await?;
     if deadline.is_none() && options.signal.is_none() {
-        // Nothing to race once admitted: the task ends here, its promise
-        // following the call's (no further step).
-        return Ok(call_holding(&task, permit).into());
+        // Nothing to race once admitted: the task ends here, and the call's
+        // settlement settles its promise and returns the permit.
+        return Ok(match super::task::hand_over_settlement() {
+            Some((resolve, reject)) => {
+                call_settling(&task, permit, &resolve, &reject);
+                JsValue::UNDEFINED
+            }
+            None => call_holding(&task, permit).into(),
+        });
     }
     // The task's own signal, aborted at the deadline or with the caller's signal.
     let controller = AbortController::new()?;

@@ -265,6 +265,29 @@ describe("task outcomes", () => {
     assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 4, shed: 0, queueTimeouts: 0, limit: 1 });
   });
 
+  test("after waiting in the queue too: the call settles with fn's outcome and frees the permit", async () => {
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 4, queueTimeoutMs: LONG });
+    const gate = deferred();
+    const holder = limiter.run(() => gate.promise);
+    const thrown = new TypeError("sync throw");
+    const rejected = new Error("async reject");
+    const calls = [
+      settle(limiter.run(() => { throw thrown; })),
+      settle(limiter.run(async () => { throw rejected; })),
+      settle(limiter.run(() => ({ then: (resolve) => resolve("thenable") }))),
+      settle(limiter.run(async () => "value")),
+    ];
+    assert.equal(stats(limiter).queued, 4);
+    gate.resolve("held");
+    assert.equal(await holder, "held");
+    const [a, b, c, d] = await Promise.all(calls);
+    assert.equal(a.error, thrown);
+    assert.equal(b.error, rejected);
+    assert.equal(c.value, "thenable");
+    assert.equal(d.value, "value");
+    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 5, shed: 0, queueTimeouts: 0, limit: 1 });
+  });
+
   test("fn's return value (plain or thenable) is run's value; fn gets no signal without options", async () => {
     const limiter = new Limiter({ maxInFlight: 1 });
     const object = { a: 1 };

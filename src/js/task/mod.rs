@@ -53,6 +53,9 @@ type TaskFuture = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
 struct Task {
     /// `None` while the task is being polled.
     future: Option<TaskFuture>,
+    /// Its promise is settled by someone else (see [`hand_over_settlement`]):
+    /// the task's own result is ignored.
+    handed_over: bool,
     resolve: js_sys::Function,
     reject: js_sys::Function,
     /// Resolves the promise of the next step, for wakes from this request.
@@ -295,6 +298,7 @@ where
                 id,
                 Task {
                     future: future.take(),
+                    handed_over: false,
                     resolve,
                     reject,
                     wake_local: None,
@@ -366,6 +370,9 @@ pub(crate) fn step(id: u32) {
         return;
     };
     if let Some(task) = TASKS.with(|tasks| tasks.borrow_mut().live.remove(&id)) {
+        if task.handed_over {
+            return;
+        }
         let _ = match result {
             Ok(value) => task.resolve.call1(&JsValue::UNDEFINED, &value),
             Err(error) => task.reject.call1(&JsValue::UNDEFINED, &error),
@@ -444,6 +451,19 @@ fn next_remote_step_promise() -> Option<js_sys::Function> {
         then_call(&promise, step);
     });
     resolver
+}
+
+/// Hands the settlement of the current task's promise to the caller: returns
+/// its `resolve` and `reject`, and the task's own result will be ignored.
+/// For a task whose last act is to start JavaScript work that settles the
+/// promise by itself (no promise adopting another, no further step).
+#[cfg(feature = "js")]
+pub(crate) fn hand_over_settlement() -> Option<(js_sys::Function, js_sys::Function)> {
+    let id = current()?;
+    with_task(id, |task| {
+        task.handed_over = true;
+        (task.resolve.clone(), task.reject.clone())
+    })
 }
 
 /// The task being polled right now, if the caller runs under [`spawn`].
