@@ -179,8 +179,14 @@ thread_local! {
             }
             due
         });
-        for armed in due {
-            wake(armed);
+        // Through the run queue (outside workerd there is no request to step
+        // in), so that an exception through one step cannot strand the rest.
+        for (waker, task) in due {
+            match (waker, task) {
+                (_, Some(task)) => super::task::wake(task),
+                (Some(waker), None) => waker.wake(),
+                (None, None) => {}
+            }
         }
     });
     /// `FIRE`, guarded like the executor's steps.

@@ -212,6 +212,12 @@ enum NextStep {
     Queue,
 }
 
+/// Wakes task `id` as its own wakers would (for callers that keep ids, not
+/// wakers).
+pub(crate) fn wake(id: u32) {
+    wake_task(id, false);
+}
+
 /// Arranges the next step of task `id` (`remote`: the wake may come from
 /// another request).
 fn wake_task(id: u32, remote: bool) {
