@@ -107,6 +107,9 @@ suite_wasm_chrome() {
                 return "$status"
             fi
             rm -f "$log"
+            # The stalled browser outlives the killed runner: stop it before
+            # the next attempt (only chromedriver-launched Chromium has this flag).
+            pkill -f -- "--test-type=webdriver" 2>/dev/null || true
             echo "wasm_chrome: the browser never started the tests ($target, attempt $attempt of 3); retrying"
         done
     done
