@@ -36,12 +36,13 @@
 //     64 MiB the max of the second quarter;
 //   - the same instance then answers normal requests (200).
 import { fork } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { idle, ROOT, wranglerToml } from "../../tests/worker/support/worker.mjs";
+import { rssKiB, workerdPids } from "../support/workerd.mjs";
 
 // ------------------------------------------------------------------ args ---
 
@@ -180,41 +181,7 @@ const base = new URL(await mf.ready);
 
 // ------------------------------------------------------------------- RSS ---
 
-/** pids of the workerd processes below this Node process. */
-function workerdPids() {
-  const all = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      all.push({ pid: Number(name), ppid, comm });
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const below = new Set([process.pid]);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const p of all) {
-      if (below.has(p.ppid) && !below.has(p.pid)) {
-        below.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  return all.filter((p) => below.has(p.pid) && p.pid !== process.pid && p.comm.startsWith("workerd")).map((p) => p.pid);
-}
-function rssKiB(pid) {
-  try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : NaN;
-  } catch {
-    return NaN;
-  }
-}
+// workerdPids / rssKiB: benches/support/workerd.mjs.
 const pids = workerdPids();
 if (pids.length === 0) throw new Error("no workerd process found below this Node process");
 const rss = []; // { t (s), kib }
