@@ -9,6 +9,8 @@
 pub(crate) mod abort;
 mod clock;
 #[cfg(feature = "js")]
+mod counters;
+#[cfg(feature = "js")]
 mod errors;
 pub(crate) mod fetch;
 #[cfg(feature = "js")]
@@ -21,6 +23,8 @@ mod options;
 pub(crate) mod race;
 pub(crate) mod settled;
 pub(crate) mod task;
+#[cfg(feature = "js")]
+mod typescript;
 
 pub use clock::{JsClock, JsSleep};
 #[cfg(feature = "js")]
