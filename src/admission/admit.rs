@@ -6,7 +6,7 @@ use crate::time::{Clock, Instant};
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
-use core::task::{Context, Poll};
+use core::task::{Context, Poll, Waker};
 
 /// Why admission was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +83,14 @@ impl<S: Future<Output = ()>> Queued<S> {
     /// Polls for the permit; the timer is polled (and so armed) on every
     /// pending poll, so a queued wait never outlives its bound.
     pub(crate) fn poll_admit(&mut self, cx: &mut Context<'_>) -> Poll<Result<Permit, AdmitError>> {
+        if let Poll::Ready(outcome) = self.poll_permit(cx) {
+            return Poll::Ready(outcome);
+        }
+        self.poll_timer(cx)
+    }
+
+    /// Polls for the permit only: the timer is left alone.
+    fn poll_permit(&mut self, cx: &mut Context<'_>) -> Poll<Result<Permit, AdmitError>> {
         let counters = &self.shared.counters;
         let Some(acquire) = self.acquire.as_mut() else {
             return Poll::Ready(Err(AdmitError::Closed));
@@ -99,6 +107,13 @@ impl<S: Future<Output = ()>> Queued<S> {
             Poll::Ready(Err(AcquireError::Closed)) => return Poll::Ready(Err(AdmitError::Closed)),
             Poll::Pending => {}
         }
+        Poll::Pending
+    }
+
+    /// Polls the timer (arming it on the first poll): `Ready` with the
+    /// error once it has fired, and the queue place is given up.
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<Result<Permit, AdmitError>> {
+        let counters = &self.shared.counters;
         let Some((sleep, is_deadline)) = self.timer.as_mut() else {
             return Poll::Pending;
         };
@@ -139,6 +154,47 @@ impl<C: Clock> Admit<C> {
             step: Step::Start(admission, deadline),
         }
     }
+
+    /// Decides admission now, without waiting and without arming any timer:
+    /// `Ready` with a permit or the refusal, or `Pending` when the request
+    /// now holds its place in the queue (FIFO order and stats count it).
+    ///
+    /// A caller that decides admission synchronously and then hands the
+    /// wait to a task uses this, so that the queue timeout and the deadline
+    /// are armed by the first poll of the task that waits, with its waker
+    /// (a timer belongs to whoever polls it). Polling after `Ready` answers
+    /// [`AdmitError::Closed`], as for a finished future.
+    pub fn enter(&mut self) -> Poll<Result<Permit, AdmitError>> {
+        if let Poll::Ready(outcome) = self.start() {
+            return Poll::Ready(outcome);
+        }
+        let Step::Queued(queued) = &mut self.step else {
+            return Poll::Ready(Err(AdmitError::Closed));
+        };
+        let outcome =
+            std::task::ready!(queued.poll_permit(&mut Context::from_waker(Waker::noop())));
+        self.step = Step::Done;
+        Poll::Ready(outcome)
+    }
+
+    /// Runs the synchronous decision if it has not run yet: `Ready` when it
+    /// admitted or refused, `Pending` when the request is (or was) queued.
+    fn start(&mut self) -> Poll<Result<Permit, AdmitError>> {
+        if let Step::Start(admission, deadline) = &self.step {
+            match admission.decide(*deadline) {
+                Decision::Admitted(permit) => {
+                    self.step = Step::Done;
+                    return Poll::Ready(Ok(permit));
+                }
+                Decision::Rejected(error) => {
+                    self.step = Step::Done;
+                    return Poll::Ready(Err(error));
+                }
+                Decision::Queued(queued) => self.step = Step::Queued(queued),
+            }
+        }
+        Poll::Pending
+    }
 }
 
 // `Admit` never pins its clock or anything inside `Step` structurally: the
@@ -150,18 +206,8 @@ impl<C: Clock> Future for Admit<C> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        if let Step::Start(admission, deadline) = &this.step {
-            this.step = match admission.decide(*deadline) {
-                Decision::Admitted(permit) => {
-                    this.step = Step::Done;
-                    return Poll::Ready(Ok(permit));
-                }
-                Decision::Rejected(error) => {
-                    this.step = Step::Done;
-                    return Poll::Ready(Err(error));
-                }
-                Decision::Queued(queued) => Step::Queued(queued),
-            };
+        if let Poll::Ready(outcome) = this.start() {
+            return Poll::Ready(outcome);
         }
         match &mut this.step {
             Step::Queued(queued) => {
