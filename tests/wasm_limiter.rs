@@ -234,15 +234,21 @@ async fn deadline_rejects_with_deadline_error_while_queued_and_while_running() {
     assert_eq!(get(&error, "status").as_f64(), Some(504.0));
     let error = outcome(running).await.unwrap_err();
     assert_eq!(error_name(&error), "DeadlineError");
-    // The slot is free again although the task itself never settled.
+    assert_eq!(stat(&limiter, "expired"), 2.0);
+    // The caller was answered, but the work still runs: so the slot stays
+    // taken until it settles (then it is counted as abandoned).
+    assert_eq!(stat(&limiter, "inFlight"), 1.0);
+    assert_eq!(stat(&limiter, "abandoned"), 1.0);
+    call(&gate, "resolve", &[&JsValue::NULL]);
+    flush().await;
     assert_eq!(stat(&limiter, "inFlight"), 0.0);
     assert_eq!(stat(&limiter, "queued"), 0.0);
 }
 
 #[wasm_bindgen_test]
-async fn abort_removes_a_queued_waiter_and_releases_a_held_permit() {
+async fn abort_removes_a_queued_waiter_and_releases_a_held_permit_when_its_work_settles() {
     let limiter = limiter(r#"{"maxInFlight": 1, "maxQueue": 1, "queueTimeoutMs": 60000}"#);
-    let never = deferred();
+    let never = deferred(); // resolved only after the abort
     let log = Array::new();
     let holder_abort = abort_controller();
     let waiter_abort = abort_controller();
@@ -265,6 +271,10 @@ async fn abort_removes_a_queued_waiter_and_releases_a_held_permit() {
 
     holder_abort.abort_with_reason(&"gave up".into());
     assert_eq!(outcome(holder).await.unwrap_err(), "gave up");
+    // Its fn ignores the signal and still runs: the slot is freed when it settles.
+    assert_eq!(stat(&limiter, "inFlight"), 1.0);
+    call(&never, "resolve", &[&JsValue::NULL]);
+    flush().await;
     assert_eq!(stat(&limiter, "inFlight"), 0.0);
 
     // An already-aborted signal is refused before admission.

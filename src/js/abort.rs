@@ -11,7 +11,7 @@ extern "C" {
     /// `{ reason }` if `signal` has aborted, else `undefined` (also when the
     /// host refuses to read it).
     #[wasm_bindgen(js_name = abortReason)]
-    fn abort_reason(signal: &AbortSignal) -> JsValue;
+    pub(crate) fn abort_reason(signal: &AbortSignal) -> JsValue;
     /// Calls `callback({ reason })` when `signal` aborts; returns the listener.
     #[wasm_bindgen(js_name = onAbort)]
     fn on_abort(signal: &AbortSignal, callback: &JsValue) -> JsValue;

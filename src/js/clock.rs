@@ -1,3 +1,4 @@
+use super::id_map::{id_from_js, id_to_js, Registry};
 use crate::time::{Clock, Instant};
 use core::cell::RefCell;
 use core::cmp::Reverse;
@@ -16,7 +17,7 @@ extern "C" {
     fn set_timeout(
         callback: &js_sys::Function,
         milliseconds: f64,
-        id: u32,
+        id: f64,
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = clearTimeout, catch)]
     fn clear_timeout(handle: &JsValue) -> Result<(), JsValue>;
@@ -42,7 +43,7 @@ impl Clock for JsClock {
     type Sleep = JsSleep;
 
     fn now(&self) -> Instant {
-        Instant::from_origin(Duration::from_secs_f64(now_millis().max(0.0) / 1000.0))
+        Instant::from_origin(millis_to_duration(now_millis()))
     }
 
     fn sleep_until(&self, deadline: Instant) -> JsSleep {
@@ -51,6 +52,16 @@ impl Clock for JsClock {
             timer: None,
         }
     }
+}
+
+/// A host reading in ms as a duration, whatever the host returns: NaN and
+/// negative readings count as 0, and a reading too large (or infinite)
+/// as the largest duration (`Duration::from_secs_f64` would panic).
+fn millis_to_duration(millis: f64) -> Duration {
+    if millis.is_nan() || millis <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(millis / 1000.0).unwrap_or(Duration::MAX)
 }
 
 /// A `setTimeout` as a future. The timer is set on the first poll and
@@ -74,7 +85,7 @@ pub struct JsSleep {
 
 /// A sleep's registration, once polled.
 struct Armed {
-    id: u32,
+    id: u64,
     /// Its own host timer, or `None` when it waits in the shared queue.
     handle: Option<JsValue>,
 }
@@ -96,42 +107,38 @@ impl Due {
 
 /// One sleep's state in the registry.
 struct Timer {
-    /// Whom to resume when it fires: the executor task that polled it (if
-    /// any), else the waker.
-    waiter: Waiter,
+    /// The waker the sleep was last polled with: a timer wakes whoever
+    /// polls it, never a task found some other way.
+    waker: Option<Waker>,
     fired: bool,
 }
 
-/// Whom a timer resumes: the waker, and the executor task that armed it.
-type Waiter = (Option<Waker>, Option<u32>);
-
 impl Timer {
-    fn new(cx: &Context<'_>, task: Option<u32>) -> Self {
+    fn new(cx: &Context<'_>) -> Self {
         Self {
-            waiter: (Some(cx.waker().clone()), task),
+            waker: Some(cx.waker().clone()),
             fired: false,
         }
     }
 
-    /// Marks it fired; returns whom to resume, unless it had fired already.
-    fn fire(&mut self) -> Option<Waiter> {
+    /// Marks it fired; returns whom to wake, unless it had fired already.
+    fn fire(&mut self) -> Option<Waker> {
         if self.fired {
             return None;
         }
         self.fired = true;
-        Some(core::mem::take(&mut self.waiter))
+        self.waker.take()
     }
 }
 
 #[derive(Default)]
 struct Timers {
-    next_id: u32,
     /// Every sleep that has been polled and not dropped yet.
-    armed: super::id_map::IdMap<Timer>,
+    armed: Registry<Timer>,
     /// Sleeps served by the shared host timer, earliest first. A sleep
     /// dropped early stays in the heap until it surfaces (or the heap is
     /// compacted): only ids still in `armed` count.
-    queue: BinaryHeap<Reverse<(Due, u32)>>,
+    queue: BinaryHeap<Reverse<(Due, u64)>>,
     /// How many sleeps in `queue` are still armed.
     queued: usize,
     /// The shared host timer, and the deadline it is set for.
@@ -141,37 +148,38 @@ struct Timers {
 thread_local! {
     static TIMERS: RefCell<Timers> = RefCell::new(Timers::default());
     static FIRE: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
-        let Some(id) = id.as_f64().map(|id| id as u32) else { return };
-        let armed = TIMERS.with(|timers| timers.borrow_mut().armed.get_mut(&id)?.fire());
-        if let Some(armed) = armed {
-            wake(armed);
+        let Some(id) = id.as_f64().and_then(id_from_js) else { return };
+        let waker = TIMERS.with(|timers| timers.borrow_mut().armed.get_mut(id)?.fire());
+        // Woken outside the borrow: the wake may poll and drop sleeps.
+        if let Some(waker) = waker {
+            waker.wake();
         }
     });
     /// The shared host timer's callback: fires every sleep that is due and
     /// re-arms for the next.
     static FIRE_QUEUE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {
         let now = Due::at(now_millis());
-        let due: Vec<Waiter> = TIMERS.with(|timers| {
+        let due: Vec<Waker> = TIMERS.with(|timers| {
             let mut timers = timers.borrow_mut();
             timers.shared = None;
             let mut due = Vec::new();
             while let Some(&Reverse((at, id))) = timers.queue.peek() {
-                let live = timers.armed.contains_key(&id);
+                let live = timers.armed.contains(id);
                 if live && at > now {
                     break;
                 }
                 timers.queue.pop();
-                if let Some(waiter) = timers.armed.get_mut(&id).and_then(Timer::fire) {
+                if let Some(waker) = timers.armed.get_mut(id).and_then(Timer::fire) {
                     timers.queued = timers.queued.saturating_sub(1);
-                    due.push(waiter);
+                    due.push(waker);
                 }
             }
             if let Some(&Reverse((next, _))) = timers.queue.peek() {
                 if !arm_shared(&mut timers, next) {
                     // No timer for the rest: they end now (see `refused`).
                     for Reverse((_, id)) in core::mem::take(&mut timers.queue) {
-                        if let Some(waiter) = timers.armed.get_mut(&id).and_then(Timer::fire) {
-                            due.push(waiter);
+                        if let Some(waker) = timers.armed.get_mut(id).and_then(Timer::fire) {
+                            due.push(waker);
                         }
                     }
                     timers.queued = 0;
@@ -179,14 +187,11 @@ thread_local! {
             }
             due
         });
-        // Through the run queue (outside workerd there is no request to step
-        // in), so that an exception through one step cannot strand the rest.
-        for (waker, task) in due {
-            match (waker, task) {
-                (_, Some(task)) => super::task::wake(task),
-                (Some(waker), None) => waker.wake(),
-                (None, None) => {}
-            }
+        // An executor task's waker puts it in the run queue (outside workerd
+        // there is no request to step in), so an exception through one step
+        // cannot strand the rest.
+        for waker in due {
+            waker.wake();
         }
     });
     /// `FIRE`, guarded like the executor's steps.
@@ -194,17 +199,6 @@ thread_local! {
     /// `FIRE_QUEUE`, guarded.
     static FIRE_QUEUE_JS: js_sys::Function =
         FIRE_QUEUE.with(|fire| super::task::guard(fire.as_ref(), "timer queue"));
-}
-
-/// Resumes whoever waits on a timer that fired.
-fn wake(armed: Waiter) {
-    // A timer fires in the context of the request that armed it: step that
-    // task right here instead of through a wake (see `task`).
-    match armed {
-        (_, Some(task)) => super::task::step(task),
-        (Some(waker), None) => waker.wake(),
-        (None, None) => {}
-    }
 }
 
 /// Sets the shared host timer for `due`, replacing an earlier setting;
@@ -216,7 +210,7 @@ fn arm_shared(timers: &mut Timers, due: Due) -> bool {
     let delay = (due.millis() - now_millis())
         .ceil()
         .clamp(0.0, 2_147_483_647.0);
-    match FIRE_QUEUE_JS.with(|fire| set_timeout(fire, delay, 0)) {
+    match FIRE_QUEUE_JS.with(|fire| set_timeout(fire, delay, 0.0)) {
         Ok(handle) => {
             timers.shared = Some((due, handle));
             true
@@ -229,23 +223,19 @@ impl JsSleep {
     /// Registers this sleep with a timer of its own (workerd) or in the
     /// shared queue; `Ready` at once if the host refused a timer.
     fn arm(&mut self, cx: &Context<'_>) -> Poll<()> {
-        let task = super::task::current();
         // (The worker build serves workerd only: no shared queue compiled in.)
         let shared = cfg!(feature = "js") && !super::task::per_request_host();
         let registered = TIMERS.with(|timers| {
             let mut timers = timers.borrow_mut();
-            let id = timers.next_id;
-            timers.next_id = timers.next_id.wrapping_add(1);
             if !shared {
-                timers.armed.insert(id, Timer::new(cx, task));
-                return Some(id);
+                return Some(timers.armed.insert(Timer::new(cx)));
             }
             let due = Due::at(self.deadline_ms);
             let earliest = timers.shared.as_ref().is_none_or(|(at, _)| due < *at);
             if earliest && !arm_shared(&mut timers, due) {
                 return None;
             }
-            timers.armed.insert(id, Timer::new(cx, task));
+            let id = timers.armed.insert(Timer::new(cx));
             timers.queue.push(Reverse((due, id)));
             timers.queued += 1;
             Some(id)
@@ -261,7 +251,7 @@ impl JsSleep {
         let delay = (self.deadline_ms - now_millis())
             .ceil()
             .clamp(0.0, 2_147_483_647.0);
-        match FIRE_JS.with(|fire| set_timeout(fire, delay, id)) {
+        match FIRE_JS.with(|fire| set_timeout(fire, delay, id_to_js(id))) {
             Ok(handle) => {
                 self.timer = Some(Armed {
                     id,
@@ -270,7 +260,7 @@ impl JsSleep {
                 Poll::Pending
             }
             Err(_) => {
-                TIMERS.with(|timers| timers.borrow_mut().armed.remove(&id));
+                TIMERS.with(|timers| timers.borrow_mut().armed.remove(id));
                 self.refused()
             }
         }
@@ -296,19 +286,15 @@ impl Future for JsSleep {
         let id = armed.id;
         TIMERS.with(|timers| {
             let mut timers = timers.borrow_mut();
-            let Some(timer) = timers.armed.get_mut(&id) else {
+            let Some(timer) = timers.armed.get_mut(id) else {
                 return Poll::Ready(());
             };
             if timer.fired {
                 return Poll::Ready(());
             }
-            let (slot, task) = &mut timer.waiter;
-            if task.is_none() {
-                *task = super::task::current();
-            }
-            match slot {
+            match &timer.waker {
                 Some(waker) if waker.will_wake(cx.waker()) => {}
-                _ => *slot = Some(cx.waker().clone()),
+                _ => timer.waker = Some(cx.waker().clone()),
             }
             Poll::Pending
         })
@@ -320,12 +306,10 @@ impl Drop for JsSleep {
         let Some(armed) = self.timer.take() else {
             return;
         };
-        let (was_armed, idle_shared) = TIMERS.with(|timers| {
+        let (was_armed, idle_shared, removed) = TIMERS.with(|timers| {
             let mut timers = timers.borrow_mut();
-            let was_armed = timers
-                .armed
-                .remove(&armed.id)
-                .is_some_and(|timer| !timer.fired);
+            let removed = timers.armed.remove(armed.id);
+            let was_armed = removed.as_ref().is_some_and(|timer| !timer.fired);
             let mut idle_shared = None;
             if cfg!(feature = "js") && armed.handle.is_none() && was_armed {
                 timers.queued = timers.queued.saturating_sub(1);
@@ -337,11 +321,13 @@ impl Drop for JsSleep {
                 } else if timers.queue.len() > 2 * timers.queued + 64 {
                     // Mostly sleeps dropped early: keep memory bounded.
                     let Timers { queue, armed, .. } = &mut *timers;
-                    queue.retain(|Reverse((_, id))| armed.get(id).is_some_and(|t| !t.fired));
+                    queue.retain(|Reverse((_, id))| armed.get(*id).is_some_and(|t| !t.fired));
                 }
             }
-            (was_armed, idle_shared)
+            (was_armed, idle_shared, removed)
         });
+        // The removed timer's waker is dropped here, outside the borrow.
+        drop(removed);
         if let Some(handle) = idle_shared {
             let _ = clear_timeout(&handle);
         }

@@ -11,7 +11,7 @@ extern "C" {
     #[wasm_bindgen(js_name = holdUntilBodyDone, catch)]
     pub(crate) fn hold_until_body_done(
         response: &JsValue,
-        id: u32,
+        id: f64,
         release: &JsValue,
     ) -> Result<JsValue, JsValue>;
 

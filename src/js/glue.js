@@ -195,3 +195,15 @@ export const monotonicNow =
   typeof performance !== "undefined" && typeof performance.now === "function"
     ? () => performance.now()
     : () => Date.now();
+
+// --- src/js/call/mod.rs ---
+export function releaseOnSettle(value, id, release) {
+  // The slot of abandoned work: back when the work settles, whatever its
+  // outcome (the caller has been answered already; nothing may reject here).
+  const done = () => release(id);
+  try {
+    Promise.resolve(value).then(done, done);
+  } catch {
+    done();
+  }
+}

@@ -1,37 +1,27 @@
 //! Permits held on behalf of JavaScript until it calls back, with one
 //! shared release callback instead of a wasm-bindgen closure per permit.
 
+use super::id_map::{id_from_js, id_to_js, Registry};
 use crate::semaphore::Permit;
 use core::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
-#[derive(Default)]
-struct Held {
-    next_id: u32,
-    permits: super::id_map::IdMap<Permit>,
-}
-
 thread_local! {
-    static HELD: RefCell<Held> = RefCell::new(Held::default());
+    static HELD: RefCell<Registry<Permit>> = RefCell::new(Registry::default());
     /// `release(id)`: returns the permit held under `id` (once; later calls
     /// find nothing).
-    static RELEASE: Closure<dyn FnMut(u32)> = Closure::new(|id: u32| {
-        let permit = HELD.with(|held| held.borrow_mut().permits.remove(&id));
+    static RELEASE: Closure<dyn FnMut(f64)> = Closure::new(|id: f64| {
+        let Some(id) = id_from_js(id) else { return };
+        let permit = HELD.with(|held| held.borrow_mut().remove(id));
         // Dropped outside the borrow: the release may wake other tasks.
         drop(permit);
     });
 }
 
 /// Keeps `permit` until JavaScript calls the release callback with the
-/// returned id.
-pub(crate) fn hold(permit: Permit) -> u32 {
-    HELD.with(|held| {
-        let mut held = held.borrow_mut();
-        let id = held.next_id;
-        held.next_id = held.next_id.wrapping_add(1);
-        held.permits.insert(id, permit);
-        id
-    })
+/// returned id (a JavaScript number).
+pub(crate) fn hold(permit: Permit) -> f64 {
+    id_to_js(HELD.with(|held| held.borrow_mut().insert(permit)))
 }
 
 /// Runs `f` with the shared release callback (`release(id)`).

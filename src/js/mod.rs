@@ -7,6 +7,8 @@
 //! promises and timers.
 
 pub(crate) mod abort;
+#[cfg(feature = "js")]
+mod call;
 mod clock;
 #[cfg(feature = "js")]
 mod counters;

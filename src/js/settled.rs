@@ -5,6 +5,7 @@
 //! promise reports to one long-lived callback with a slot id, and the
 //! future reads its slot.
 
+use super::id_map::{id_from_js, id_to_js, Registry};
 use core::cell::RefCell;
 use core::future::Future;
 use core::pin::Pin;
@@ -16,7 +17,7 @@ extern "C" {
     /// `Promise.resolve(value).then(ok, err)` reporting to `on_settled(id,
     /// fulfilled, value)`; a synchronous throw is reported as a rejection.
     #[wasm_bindgen(js_name = watchSettled)]
-    fn watch_settled(value: &JsValue, id: u32, on_settled: &JsValue);
+    fn watch_settled(value: &JsValue, id: f64, on_settled: &JsValue);
 }
 
 /// One awaited promise: its outcome once settled, and who waits for it.
@@ -26,20 +27,15 @@ struct Slot {
     waker: Option<Waker>,
 }
 
-#[derive(Default)]
-struct Slots {
-    next_id: u32,
-    live: super::id_map::IdMap<Slot>,
-}
-
 thread_local! {
-    static SLOTS: RefCell<Slots> = RefCell::new(Slots::default());
-    static ON_SETTLED: Closure<dyn FnMut(u32, bool, JsValue)> =
-        Closure::new(|id: u32, fulfilled: bool, value: JsValue| {
+    static SLOTS: RefCell<Registry<Slot>> = RefCell::new(Registry::default());
+    static ON_SETTLED: Closure<dyn FnMut(f64, bool, JsValue)> =
+        Closure::new(|id: f64, fulfilled: bool, value: JsValue| {
+            let Some(id) = id_from_js(id) else { return };
             let waker = SLOTS.with(|slots| {
                 // A future dropped before its promise settled left no slot.
                 let mut slots = slots.borrow_mut();
-                let slot = slots.live.get_mut(&id)?;
+                let slot = slots.get_mut(id)?;
                 slot.outcome = Some(if fulfilled { Ok(value) } else { Err(value) });
                 slot.waker.take()
             });
@@ -53,20 +49,16 @@ thread_local! {
 /// fulfils, `Err(reason)` when it rejects.
 #[must_use = "futures do nothing unless polled"]
 pub(crate) struct Settled {
-    id: u32,
+    id: u64,
 }
 
 impl Settled {
     /// Starts watching `value` (adopted as by `Promise.resolve`).
     pub(crate) fn new(value: impl AsRef<JsValue>) -> Self {
-        let id = SLOTS.with(|slots| {
-            let mut slots = slots.borrow_mut();
-            let id = slots.next_id;
-            slots.next_id = slots.next_id.wrapping_add(1);
-            slots.live.insert(id, Slot::default());
-            id
+        let id = SLOTS.with(|slots| slots.borrow_mut().insert(Slot::default()));
+        ON_SETTLED.with(|on_settled| {
+            watch_settled(value.as_ref(), id_to_js(id), on_settled.as_ref());
         });
-        ON_SETTLED.with(|on_settled| watch_settled(value.as_ref(), id, on_settled.as_ref()));
         Self { id }
     }
 }
@@ -77,12 +69,14 @@ impl Future for Settled {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         SLOTS.with(|slots| {
             let mut slots = slots.borrow_mut();
-            let Some(slot) = slots.live.get_mut(&self.id) else {
+            let Some(slot) = slots.get_mut(self.id) else {
                 // Polled after it completed: nothing more will come.
                 return Poll::Pending;
             };
             if let Some(outcome) = slot.outcome.take() {
-                slots.live.remove(&self.id);
+                // The slot's old waker goes with it (a clone of ours: its
+                // drop wakes nobody).
+                slots.remove(self.id);
                 return Poll::Ready(outcome);
             }
             match &slot.waker {
@@ -96,7 +90,7 @@ impl Future for Settled {
 
 impl Drop for Settled {
     fn drop(&mut self) {
-        let slot = SLOTS.with(|slots| slots.borrow_mut().live.remove(&self.id));
+        let slot = SLOTS.with(|slots| slots.borrow_mut().remove(self.id));
         // Dropped outside the borrow: the outcome may hold anything.
         drop(slot);
     }

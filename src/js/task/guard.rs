@@ -49,16 +49,7 @@ fn recover_after_throw() {
     if cfg!(feature = "js") {
         resume_draining();
     }
-    let lost: Vec<Task> = TASKS.with(|tasks| {
-        let mut tasks = tasks.borrow_mut();
-        let ids: Vec<u32> = tasks
-            .live
-            .iter()
-            .filter(|(_, task)| task.polling)
-            .map(|(id, _)| *id)
-            .collect();
-        ids.iter().filter_map(|id| tasks.live.remove(id)).collect()
-    });
+    let lost: Vec<Task> = TASKS.with(|tasks| tasks.borrow_mut().take_where(|task| task.polling));
     LOST_TASKS.with(|count| count.set(count.get() + lost.len() as u64));
     for task in lost {
         let error = js_sys::Error::new("edgeshed: an exception unwound through this task");

@@ -10,8 +10,15 @@
 //!
 //! Here, in workerd, a task that a step leaves waiting creates fresh
 //! promises in its own context and registers its next step on them; its
-//! wakers only resolve those promises. Whoever calls a waker, the step runs
+//! waker only resolves those promises. Whoever calls a waker, the step runs
 //! where the task lives.
+//!
+//! The executor honours the `Waker` contract: a wake goes through the waker
+//! a future was polled with (see [`waker`]). Nothing is bound to "the task
+//! being polled right now", so a future made or first polled under one task
+//! (a nested `Limiter.run` called from another limiter's `fn`) and then
+//! polled by its own task wakes its own task, and combinators such as
+//! `futures-util`'s `FuturesUnordered` and `select` work inside a task.
 //!
 //! Two promises, because workerd settles a promise resolved from another
 //! request at once but may deliver its continuation late (after the
@@ -19,8 +26,7 @@
 //! from the task's *own* timer or I/O would then find its promise already
 //! settled and be lost, and workerd would cancel the request as hung. So
 //! wakes that may come from another request (semaphore hand-offs, through
-//! [`RemoteWake`]) resolve one promise, and all other wakes the other; the
-//! task's own timers step it directly. Even so, workerd now and then
+//! [`RemoteWake`]) resolve one promise, and all other wakes the other. Even so, workerd now and then
 //! delivers a step in another request's turn: a request's task first checks
 //! its request's signal and skips such a step (see [`spawn_for_request`]).
 //! And every callback into wasm is guarded ([`guard`]): an exception that
@@ -35,18 +41,20 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::sync::Arc;
-use std::task::Wake;
 use wasm_bindgen::prelude::*;
 
 mod guard;
 mod run_queue;
+mod waker;
 
-use crate::js::id_map::IdMap;
+use crate::js::id_map::{id_from_js, id_to_js, Registry};
 pub(crate) use guard::guard;
 #[cfg(feature = "worker")]
 pub(crate) use guard::lost_tasks;
 use guard::{REMOTE_STEP_JS, STEP_JS, STEP_TIMER_JS};
 use run_queue::{resume_draining, schedule};
+pub(crate) use waker::RemoteWake;
+use waker::{replace_asked_remote, TaskWaker};
 
 type TaskFuture = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
 
@@ -79,9 +87,8 @@ struct Task {
     /// An object of the task's own request that the host refuses to read
     /// from any other request's turn (see [`spawn_for_request`]).
     context_probe: Option<JsValue>,
-    /// Its wakers for local and for remote wakes, made once.
-    local_waker: Waker,
-    remote_waker: Waker,
+    /// Its waker, made once.
+    waker: Waker,
 }
 
 /// What [`step`] finds when it starts.
@@ -111,7 +118,7 @@ impl Task {
         // Any promise of the previous step is spent (or will be ignored).
         self.wake_local = None;
         self.wake_remote = None;
-        Some(Begin::Run(future, self.local_waker.clone()))
+        Some(Begin::Run(future, self.waker.clone()))
     }
 }
 
@@ -119,22 +126,17 @@ impl Task {
 /// yields to the event loop through its promise.
 const MAX_POLLS_PER_STEP: usize = 32;
 
-#[derive(Default)]
-struct Tasks {
-    next_id: u32,
-    live: IdMap<Task>,
-}
-
 thread_local! {
     /// Steps skipped because they were delivered in another request's turn.
     static FOREIGN_STEPS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
-    /// The task being polled right now, if any.
-    static CURRENT: core::cell::Cell<Option<u32>> = const { core::cell::Cell::new(None) };
-    static TASKS: RefCell<Tasks> = RefCell::new(Tasks::default());
+    /// The task being polled right now, if any (only to hand its promise's
+    /// settlement over, see [`hand_over_settlement`]; never to route wakes).
+    static CURRENT: core::cell::Cell<Option<u64>> = const { core::cell::Cell::new(None) };
+    static TASKS: RefCell<Registry<Task>> = RefCell::new(Registry::default());
     /// The one continuation shared by all tasks: called with a task id.
     static STEP: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
-        if let Some(id) = id.as_f64() {
-            step(id as u32);
+        if let Some(id) = id.as_f64().and_then(id_from_js) {
+            step(id);
         }
     });
     /// The continuation of a wake that may come from another request: it
@@ -144,18 +146,25 @@ thread_local! {
     /// So it only arms a zero-delay timer, and the step runs in that timer's
     /// event, like any other work of the request.
     static REMOTE_STEP: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
-        STEP_TIMER_JS.with(|step| {
-            let _ = set_timeout_with_id(step, 0.0, &id);
-        });
+        let armed = STEP_TIMER_JS.with(|step| set_timeout_with_id(step, 0.0, &id).is_ok());
+        if !armed {
+            // The host refused a timer: step here rather than never.
+            if let Some(id) = id.as_f64().and_then(id_from_js) {
+                step(id);
+            }
+        }
     });
 }
 
 #[wasm_bindgen]
 extern "C" {
     /// `setTimeout(callback, ms, id)`: the callback receives the id.
-    #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout_with_id(callback: &js_sys::Function, milliseconds: f64, id: &JsValue)
-        -> JsValue;
+    #[wasm_bindgen(js_name = setTimeout, catch)]
+    fn set_timeout_with_id(
+        callback: &js_sys::Function,
+        milliseconds: f64,
+        id: &JsValue,
+    ) -> Result<JsValue, JsValue>;
 }
 
 #[wasm_bindgen(module = "/src/js/glue.js")]
@@ -188,22 +197,6 @@ pub(crate) fn per_request_host() -> bool {
     HOP_THROUGH_TIMER.with(|hop| *hop)
 }
 
-/// Wakes one task by id: only a number crosses the `Send + Sync` boundary.
-struct TaskWaker {
-    id: u32,
-    remote: bool,
-}
-
-impl Wake for TaskWaker {
-    fn wake(self: Arc<Self>) {
-        wake_task(self.id, self.remote);
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        wake_task(self.id, self.remote);
-    }
-}
-
 /// How a woken task gets its next step.
 enum NextStep {
     /// Resolve this promise of the task's own (workerd).
@@ -212,20 +205,14 @@ enum NextStep {
     Queue,
 }
 
-/// Wakes task `id` as its own wakers would (for callers that keep ids, not
-/// wakers).
-pub(crate) fn wake(id: u32) {
-    wake_task(id, false);
-}
-
 /// Arranges the next step of task `id` (`remote`: the wake may come from
 /// another request).
-fn wake_task(id: u32, remote: bool) {
+fn wake_task(id: u64, remote: bool) {
     // (The worker build serves workerd only: no run queue compiled in.)
     let queue = cfg!(feature = "js") && !per_request_host();
     let next = TASKS.with(|tasks| {
         let mut tasks = tasks.borrow_mut();
-        let task = tasks.live.get_mut(&id)?;
+        let task = tasks.get_mut(id)?;
         if task.polling {
             task.woken = true;
             return None;
@@ -233,8 +220,10 @@ fn wake_task(id: u32, remote: bool) {
         if queue {
             return (!core::mem::replace(&mut task.scheduled, true)).then_some(NextStep::Queue);
         }
+        // A remote wake of a step that made no remote promise (it cannot
+        // happen: see `uses_remote`) still resumes the task, locally.
         let resolve = if remote {
-            task.wake_remote.clone()
+            task.wake_remote.clone().or_else(|| task.wake_local.clone())
         } else {
             task.wake_local.clone()
         };
@@ -242,7 +231,7 @@ fn wake_task(id: u32, remote: bool) {
     });
     match next {
         Some(NextStep::Resolve(resolve)) => {
-            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::from(id));
+            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::from(id_to_js(id)));
         }
         Some(NextStep::Queue) => schedule(id),
         None => {}
@@ -297,36 +286,28 @@ where
     let mut context_probe = context_probe;
     js_sys::Promise::new(&mut |resolve, reject| {
         let id = TASKS.with(|tasks| {
-            let mut tasks = tasks.borrow_mut();
-            let id = tasks.next_id;
-            tasks.next_id = tasks.next_id.wrapping_add(1);
-            tasks.live.insert(
-                id,
-                Task {
-                    future: future.take(),
-                    handed_over: false,
-                    resolve,
-                    reject,
-                    wake_local: None,
-                    wake_remote: None,
-                    polling: false,
-                    woken: false,
-                    scheduled: false,
-                    uses_remote: false,
-                    expires_at,
-                    context_probe: context_probe.take(),
-                    local_waker: Waker::from(Arc::new(TaskWaker { id, remote: false })),
-                    remote_waker: Waker::from(Arc::new(TaskWaker { id, remote: true })),
-                },
-            );
-            id
+            tasks.borrow_mut().insert_with(|id| Task {
+                future: future.take(),
+                handed_over: false,
+                resolve,
+                reject,
+                wake_local: None,
+                wake_remote: None,
+                polling: false,
+                woken: false,
+                scheduled: false,
+                uses_remote: false,
+                expires_at,
+                context_probe: context_probe.take(),
+                waker: Waker::from(Arc::new(TaskWaker { id })),
+            })
         });
         step(id);
     })
 }
 
 /// Polls task `id` once, in the current context.
-pub(crate) fn step(id: u32) {
+pub(crate) fn step(id: u64) {
     let mut begin = with_task(id, |task| task.begin(true)).flatten();
     if let Some(Begin::Probe(probe)) = &begin {
         if !in_own_context(probe) {
@@ -339,15 +320,21 @@ pub(crate) fn step(id: u32) {
         return;
     };
     let previous = CURRENT.with(|current| current.replace(Some(id)));
+    // A step may run inside another task's poll (a nested spawn): that
+    // task's flag is restored when this step ends.
+    let outer_asked_remote = replace_asked_remote(false);
     let mut polls = 1;
     let outcome = loop {
-        if let Poll::Ready(result) = future.as_mut().poll(&mut Context::from_waker(&waker)) {
+        let polled = future.as_mut().poll(&mut Context::from_waker(&waker));
+        let asked_remote = replace_asked_remote(false);
+        if let Poll::Ready(result) = polled {
             break Some(result);
         }
         // Pending: poll again at once if woken meanwhile, else park the
         // future in the task (one lookup either way).
         let mut parked = Some(future);
         let next = with_task(id, |task| {
+            task.uses_remote |= asked_remote;
             let woken = core::mem::take(&mut task.woken);
             if woken && polls < MAX_POLLS_PER_STEP {
                 return None;
@@ -364,6 +351,7 @@ pub(crate) fn step(id: u32) {
             }
             (Some(Some((uses_remote, woken))), _) => {
                 CURRENT.with(|current| current.set(previous));
+                replace_asked_remote(outer_asked_remote);
                 arm_next_step(id, uses_remote, woken);
                 return;
             }
@@ -372,10 +360,11 @@ pub(crate) fn step(id: u32) {
         }
     };
     CURRENT.with(|current| current.set(previous));
+    replace_asked_remote(outer_asked_remote);
     let Some(result) = outcome else {
         return;
     };
-    if let Some(task) = TASKS.with(|tasks| tasks.borrow_mut().live.remove(&id)) {
+    if let Some(task) = TASKS.with(|tasks| tasks.borrow_mut().remove(id)) {
         if task.handed_over {
             return;
         }
@@ -390,7 +379,7 @@ pub(crate) fn step(id: u32) {
 /// whose continuation is its next step (made here, in the task's own turn,
 /// so that the next step runs there too). `woken`: it was woken on the last
 /// poll allowed in one step, so it yields and goes on at once.
-fn arm_next_step(id: u32, uses_remote: bool, woken: bool) {
+fn arm_next_step(id: u64, uses_remote: bool, woken: bool) {
     if per_request_host() {
         let wake_remote = uses_remote.then(next_remote_step_promise).flatten();
         let wake_local = next_step_promise();
@@ -416,16 +405,9 @@ fn arm_next_step(id: u32, uses_remote: bool, woken: bool) {
 pub(crate) fn reclaim_expired() -> usize {
     let now = js_sys::Date::now();
     let expired: Vec<Task> = TASKS.with(|tasks| {
-        let mut tasks = tasks.borrow_mut();
-        let ids: Vec<u32> = tasks
-            .live
-            .iter()
-            .filter(|(_, task)| {
-                task.future.is_some() && task.expires_at.is_some_and(|at| at <= now)
-            })
-            .map(|(id, _)| *id)
-            .collect();
-        ids.iter().filter_map(|id| tasks.live.remove(id)).collect()
+        tasks
+            .borrow_mut()
+            .take_where(|task| task.future.is_some() && task.expires_at.is_some_and(|at| at <= now))
     });
     // Dropped outside the borrow: dropping permits wakes other tasks.
     let count = expired.len();
@@ -434,8 +416,8 @@ pub(crate) fn reclaim_expired() -> usize {
 }
 
 /// Runs `f` on task `id`, if it is still live.
-fn with_task<T>(id: u32, f: impl FnOnce(&mut Task) -> T) -> Option<T> {
-    TASKS.with(|tasks| tasks.borrow_mut().live.get_mut(&id).map(f))
+fn with_task<T>(id: u64, f: impl FnOnce(&mut Task) -> T) -> Option<T> {
+    TASKS.with(|tasks| tasks.borrow_mut().get_mut(id).map(f))
 }
 
 /// A promise whose settlement runs the next step; returns its resolver.
@@ -473,49 +455,15 @@ pub(crate) fn hand_over_settlement() -> Option<(js_sys::Function, js_sys::Functi
 }
 
 /// The task being polled right now, if the caller runs under [`spawn`].
-pub(crate) fn current() -> Option<u32> {
+#[cfg_attr(not(feature = "js"), allow(dead_code))]
+pub(crate) fn current() -> Option<u64> {
     CURRENT.with(core::cell::Cell::get)
-}
-
-pin_project_lite::pin_project! {
-    /// Polls a future whose wake-ups may come from another request (a
-    /// semaphore hand-off) with the task's "remote" waker. See the module docs.
-    pub(crate) struct RemoteWake<F> {
-        #[pin]
-        inner: F,
-    }
-}
-
-impl<F> RemoteWake<F> {
-    pub(crate) fn new(inner: F) -> Self {
-        Self { inner }
-    }
-}
-
-impl<F: Future> Future for RemoteWake<F> {
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        match current() {
-            Some(id) => {
-                let waker = with_task(id, |task| {
-                    task.uses_remote = true;
-                    task.remote_waker.clone()
-                });
-                match waker {
-                    Some(waker) => self.project().inner.poll(&mut Context::from_waker(&waker)),
-                    None => self.project().inner.poll(cx),
-                }
-            }
-            None => self.project().inner.poll(cx),
-        }
-    }
 }
 
 /// Tasks not finished yet (for tests and diagnostics).
 #[cfg_attr(not(feature = "worker"), allow(dead_code))]
 pub(crate) fn live_tasks() -> usize {
-    TASKS.with(|tasks| tasks.borrow().live.len())
+    TASKS.with(|tasks| tasks.borrow().len())
 }
 
 /// Steps skipped so far because workerd delivered them in another request's
@@ -525,5 +473,13 @@ pub(crate) fn foreign_steps() -> u64 {
     FOREIGN_STEPS.with(core::cell::Cell::get)
 }
 
+/// Test hook: the next task id handed out (to test ids past 2^32).
+#[cfg(test)]
+fn set_next_task_id(next: u64) {
+    TASKS.with(|tasks| tasks.borrow_mut().set_next_id(next));
+}
+
 #[cfg(all(test, target_arch = "wasm32"))]
 mod tests;
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests_wakers;

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 /// runs wherever it is delivered, so nothing ties a step to its promise).
 #[derive(Default)]
 struct RunQueue {
-    ids: VecDeque<u32>,
+    ids: VecDeque<u64>,
     /// A microtask to drain the queue is pending.
     draining: bool,
 }
@@ -29,7 +29,7 @@ extern "C" {
 }
 
 /// Queues task `id` for a step in the next drain.
-pub(super) fn schedule(id: u32) {
+pub(super) fn schedule(id: u64) {
     RUN_QUEUE.with(|queue| queue.borrow_mut().ids.push_back(id));
     resume_draining();
 }

@@ -4,11 +4,11 @@
 
 use super::guard::lost_tasks;
 use super::{current, foreign_steps, live_tasks, spawn, spawn_for_request};
-use crate::js::race::{first, First};
+use crate::js::race::or_never;
 use crate::js::JsClock;
 use crate::time::Clock;
-use core::future::Pending;
 use core::time::Duration;
+use futures_util::future::{select, Either};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -114,9 +114,9 @@ async fn a_step_in_a_foreign_turn_is_skipped_and_the_task_goes_on_at_its_own_tim
     let task = spawn_for_request(
         async move {
             let timer = JsClock.sleep_until(JsClock.now() + Duration::from_millis(30));
-            match first(JsFuture::from(promise), Some(timer), None::<Pending<()>>).await {
-                First::Work(value) => value,
-                _ => Ok(JsValue::from_str("timer")),
+            match select(JsFuture::from(promise), or_never(Some(timer))).await {
+                Either::Left((value, _)) => value,
+                Either::Right(_) => Ok(JsValue::from_str("timer")),
             }
         },
         None,

@@ -1,6 +1,5 @@
 //! Fan-out routes: call several origins concurrently and merge their JSON.
 
-use super::join::join_until;
 use super::origin_call::{admit_origin, fetch_within, time_limit, within, AbortOnDrop, Failure};
 use super::respond::{error_json, json_string, ResponseParts};
 use super::state::Gateway;
@@ -10,7 +9,34 @@ use crate::time::{Clock, Instant};
 use crate::worker::config::FanOutCall;
 use crate::worker::metrics::Timing;
 use core::time::Duration;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use wasm_bindgen::JsValue;
+
+/// Runs every future concurrently until all are done, or until `decisive`
+/// says one output settles the outcome; the rest are then dropped
+/// (cancelled). Returns each output (`None` for the cancelled) in the order
+/// of `futures`, and the decisive index.
+async fn until_decided<F: core::future::Future>(
+    futures: Vec<F>,
+    decisive: impl Fn(usize, &F::Output) -> bool,
+) -> (Vec<Option<F::Output>>, Option<usize>) {
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    let mut running: FuturesUnordered<_> = futures
+        .into_iter()
+        .enumerate()
+        .map(|(index, future)| async move { (index, future.await) })
+        .collect();
+    while let Some((index, output)) = running.next().await {
+        let stop = decisive(index, &output);
+        if let Some(slot) = outputs.get_mut(index) {
+            *slot = Some(output);
+        }
+        if stop {
+            return (outputs, Some(index));
+        }
+    }
+    (outputs, None)
+}
 
 /// What one origin call produced.
 struct Outcome {
@@ -53,7 +79,7 @@ pub(crate) async fn respond(
         .iter()
         .map(|call| call_origin(gateway, call, deadline, accept.as_deref()))
         .collect();
-    let (outcomes, decisive) = join_until(futures, |index, outcome: &Outcome| {
+    let (outcomes, decisive) = until_decided(futures, |index, outcome: &Outcome| {
         outcome.result.is_err() && calls.get(index).is_some_and(|call| call.required)
     })
     .await;

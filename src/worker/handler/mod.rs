@@ -7,7 +7,6 @@
 mod admin;
 mod convert;
 mod fanout;
-mod join;
 mod origin_call;
 mod proxy;
 mod respond;
@@ -44,15 +43,11 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
             // when the client disconnects: the route future is then dropped at
             // once — its permits return and its origin fetches are aborted —
             // instead of waiting for a hung origin.
-            let routed = crate::js::race::first(
-                route(request, env, ctx),
-                None::<core::future::Pending<()>>,
-                Some(crate::js::abort::Aborted::new(client_gone)),
-            )
-            .await;
-            let routed = match routed {
-                crate::js::race::First::Work(routed) => routed,
-                crate::js::race::First::Abort(_) | crate::js::race::First::Deadline(()) => {
+            let routed = core::pin::pin!(route(request, env, ctx));
+            let gone = crate::js::abort::Aborted::new(client_gone);
+            let routed = match futures_util::future::select(routed, gone).await {
+                futures_util::future::Either::Left((routed, _)) => routed,
+                futures_util::future::Either::Right(_) => {
                     ResponseParts::json(499, error_json("client_closed", &[])).into_response()
                 }
             };

@@ -4,13 +4,13 @@
 use super::state::Gateway;
 use crate::admission::AdmitError;
 use crate::js::fetch::global_fetch;
-use crate::js::race::{first, First};
+use crate::js::race::or_never;
 use crate::js::settled::Settled;
 use crate::js::JsClock;
 use crate::semaphore::Permit;
 use crate::time::{Clock, Instant};
-use core::future::Pending;
 use core::time::Duration;
+use futures_util::future::{select, Either};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortController;
 
@@ -112,11 +112,11 @@ pub(crate) async fn within(
     limit: Option<(Instant, Failure)>,
     abort: &AbortOnDrop,
 ) -> Result<JsValue, Failure> {
-    let timer = limit.map(|(at, _)| JsClock.sleep_until(at));
-    match first(Settled::new(&promise), timer, None::<Pending<()>>).await {
-        First::Work(Ok(value)) => Ok(value),
-        First::Work(Err(_)) | First::Abort(()) => Err(Failure::Unreachable),
-        First::Deadline(()) => {
+    let timer = or_never(limit.map(|(at, _)| JsClock.sleep_until(at)));
+    match select(Settled::new(&promise), timer).await {
+        Either::Left((Ok(value), _)) => Ok(value),
+        Either::Left((Err(_), _)) => Err(Failure::Unreachable),
+        Either::Right(((), _)) => {
             abort.abort();
             Err(limit.map_or(Failure::Timeout, |(_, why)| why))
         }
