@@ -76,9 +76,9 @@ suite_wasm_release() {
 
 suite_wasm_node() {
     # wasm-bindgen tests of the JS Limiter (tests/wasm_limiter.rs) and of the
-    # executor (src/js/task.rs) in Node.js, through wasm-bindgen-test-runner
+    # executor (src/js/task/) in Node.js, through wasm-bindgen-test-runner
     # (.cargo/config.toml).
-    cargo test --target "$WASM_TARGET" --lib --test wasm_limiter
+    cargo test --target "$WASM_TARGET" --lib --test wasm_limiter --test wasm_careless
 }
 
 suite_wasm_chrome() {
@@ -90,14 +90,22 @@ suite_wasm_chrome() {
     # flake of the runner with Chrome). Such an attempt is cut off after
     # 150 s and retried, at most 3 times per test binary. A test that ran
     # and failed is never retried.
-    local target attempt log status
-    for target in --lib "--test wasm_limiter"; do
+    local target attempt log status session
+    for target in --lib "--test wasm_limiter" "--test wasm_careless"; do
         for attempt in 1 2 3; do
             log=$(mktemp)
             status=0
+            # Each attempt runs in a session of its own (setsid: its pid is the
+            # session id), so that a stalled attempt's chromedriver and
+            # Chromium can be stopped without touching any other browser.
             # shellcheck disable=SC2086 # $target is two words on purpose
-            WASM_BINDGEN_USE_BROWSER=1 timeout 150 cargo test --target "$WASM_TARGET" $target 2>&1 \
-                | tee "$log" || status=$?
+            WASM_BINDGEN_USE_BROWSER=1 setsid timeout 150 cargo test --target "$WASM_TARGET" $target \
+                >"$log" 2>&1 &
+            session=$!
+            wait "$session" || status=$?
+            cat "$log"
+            # Whatever the attempt left running (a browser outliving the runner).
+            pkill -KILL -s "$session" 2>/dev/null || true
             if [ "$status" -eq 0 ]; then
                 rm -f "$log"
                 break
@@ -107,9 +115,6 @@ suite_wasm_chrome() {
                 return "$status"
             fi
             rm -f "$log"
-            # The stalled browser outlives the killed runner: stop it before
-            # the next attempt (only chromedriver-launched Chromium has this flag).
-            pkill -f -- "--test-type=webdriver" 2>/dev/null || true
             echo "wasm_chrome: the browser never started the tests ($target, attempt $attempt of 3); retrying"
         done
     done

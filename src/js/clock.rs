@@ -150,9 +150,10 @@ thread_local! {
     static FIRE: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
         let Some(id) = id.as_f64().and_then(id_from_js) else { return };
         let waker = TIMERS.with(|timers| timers.borrow_mut().armed.get_mut(id)?.fire());
-        // Woken outside the borrow: the wake may poll and drop sleeps.
+        // Woken outside the borrow: the wake may poll and drop sleeps. A
+        // timer fires in the request that armed it: a local wake.
         if let Some(waker) = waker {
-            waker.wake();
+            super::task::wake_from_own_event(waker);
         }
     });
     /// The shared host timer's callback: fires every sleep that is due and

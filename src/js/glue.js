@@ -143,12 +143,12 @@ export function withSignal(init, signal) {
   return Object.assign({}, init ?? {}, { signal: combined });
 }
 
-// --- src/js/task.rs ---
+// --- src/js/task/ ---
 export function inWorkerd() {
   return typeof navigator !== "undefined" && navigator.userAgent === "Cloudflare-Workers";
 }
 
-// --- src/js/task.rs ---
+// --- src/js/task/ ---
 export function guarded(callback, label, recover) {
   return (argument) => {
     try {

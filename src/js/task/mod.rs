@@ -26,7 +26,13 @@
 //! from the task's *own* timer or I/O would then find its promise already
 //! settled and be lost, and workerd would cancel the request as hung. So
 //! wakes that may come from another request (semaphore hand-offs, through
-//! [`RemoteWake`]) resolve one promise, and all other wakes the other. Even so, workerd now and then
+//! [`RemoteWake`]) resolve one promise, and all other wakes the other; a
+//! task's own timer always wakes locally ([`wake_from_own_event`]), even
+//! through a `RemoteWake`. For the same reason, in workerd, combinators
+//! that coalesce their children's wakes (`FuturesUnordered` forwards only
+//! the first wake until the next poll) must not carry a hand-off next to
+//! local wakes: the gateway's fan-out uses `select_all`, which polls every
+//! child with the task's own waker. Even so, workerd now and then
 //! delivers a step in another request's turn: a request's task first checks
 //! its request's signal and skips such a step (see [`spawn_for_request`]).
 //! And every callback into wasm is guarded ([`guard`]): an exception that
@@ -53,8 +59,8 @@ pub(crate) use guard::guard;
 pub(crate) use guard::lost_tasks;
 use guard::{REMOTE_STEP_JS, STEP_JS, STEP_TIMER_JS};
 use run_queue::{resume_draining, schedule};
-pub(crate) use waker::RemoteWake;
 use waker::{replace_asked_remote, TaskWaker};
+pub(crate) use waker::{wake_from_own_event, RemoteWake};
 
 type TaskFuture = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
 

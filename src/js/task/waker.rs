@@ -26,6 +26,27 @@ thread_local! {
     /// Set when a [`RemoteWake`] is polled: the polling task must prepare
     /// for remote wakes (see `step`).
     static ASKED_REMOTE: Cell<bool> = const { Cell::new(false) };
+    /// Set while a wake comes from the task's own request for certain (its
+    /// own timer firing): it overrides the hint.
+    static OWN_SOURCE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Wakes `waker` from an event of the woken task's own request (a timer it
+/// armed): even through a [`RemoteWake`], the wake takes the local route.
+///
+/// This matters in workerd: a hand-off from another request resolves the
+/// task's "remote" promise, whose continuation workerd may deliver late; a
+/// timer wake that resolved the same (already settled) promise would be
+/// lost, and the request cancelled as hung.
+pub(crate) fn wake_from_own_event(waker: Waker) {
+    let previous = OWN_SOURCE.with(|own| own.replace(true));
+    waker.wake();
+    OWN_SOURCE.with(|own| own.set(previous));
+}
+
+/// Whether a wake happening now may come from another request.
+fn remote_now() -> bool {
+    REMOTE_HINT.with(Cell::get) && !OWN_SOURCE.with(Cell::get)
 }
 
 /// Wakes one task by id: only a number crosses the `Send + Sync` boundary.
@@ -35,11 +56,11 @@ pub(super) struct TaskWaker {
 
 impl Wake for TaskWaker {
     fn wake(self: Arc<Self>) {
-        super::wake_task(self.id, REMOTE_HINT.with(Cell::get));
+        super::wake_task(self.id, remote_now());
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        super::wake_task(self.id, REMOTE_HINT.with(Cell::get));
+        super::wake_task(self.id, remote_now());
     }
 }
 
