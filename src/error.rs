@@ -10,7 +10,11 @@ use core::fmt;
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a request was refused admission for lack of capacity.
+///
+/// `#[non_exhaustive]`: later causes (an adaptive limit's own refusals, say)
+/// may be added, so a `match` needs a `_` arm.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum OverloadCause {
     /// Rejected at once: the limit was reached and the queue full (or disabled),
     /// or an inner service was not ready.

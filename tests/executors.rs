@@ -129,7 +129,7 @@ fn outcome(result: Result<u32, BoxError>) -> Outcome {
         Err(error) => match error.downcast_ref::<Overloaded>().map(Overloaded::cause) {
             Some(OverloadCause::Shed) => Outcome::Shed,
             Some(OverloadCause::QueueTimeout) => Outcome::QueueTimeout,
-            None => panic!("unexpected error: {error}"),
+            _ => panic!("unexpected error: {error}"),
         },
     }
 }

@@ -1,7 +1,12 @@
 use crate::sync::AtomicU64;
 
 /// A snapshot of an [`Admission`](super::Admission)'s state and counters.
+///
+/// `#[non_exhaustive]`: fields will be added (adaptive limits come next), so
+/// outside this crate a `Stats` is read, not built; start from
+/// [`Stats::default`] where one is needed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Permits held right now.
     pub in_flight: usize,

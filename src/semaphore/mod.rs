@@ -72,8 +72,10 @@ pub struct Permit {
     inner: Arc<Inner>,
 }
 
-/// Why [`Semaphore::try_acquire`] failed.
+/// Why [`Semaphore::try_acquire`] failed (`#[non_exhaustive]`: a `match`
+/// needs a `_` arm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TryAcquireError {
     /// Every permit is in use (or promised to a waiter).
     NoPermits,
@@ -81,8 +83,9 @@ pub enum TryAcquireError {
     Closed,
 }
 
-/// Why an [`Acquire`] failed.
+/// Why an [`Acquire`] failed (`#[non_exhaustive]`: a `match` needs a `_` arm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AcquireError {
     /// The queue already held the maximum number of waiters.
     QueueFull,
