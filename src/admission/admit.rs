@@ -13,6 +13,17 @@ use core::task::{Context, Poll};
 /// `#[non_exhaustive]`: a `match` needs a `_` arm. [`overloaded`](Self::overloaded),
 /// [`is_expired`](Self::is_expired), [`is_closed`](Self::is_closed) and
 /// [`into_box_error`](Self::into_box_error) answer without one.
+///
+/// ```compile_fail
+/// use edgeshed::admission::AdmitError;
+/// // error: non-exhaustive patterns: `_` not covered
+/// fn status(error: AdmitError) -> u16 {
+///     match error {
+///         AdmitError::Overloaded(_) | AdmitError::Closed => 503,
+///         AdmitError::Expired => 504,
+///     }
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AdmitError {

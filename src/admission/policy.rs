@@ -6,6 +6,17 @@ use core::time::Duration;
 /// `#[non_exhaustive]`: more policies may come (adaptive limits are next),
 /// so a `match` needs a `_` arm. The variants are built as usual, or with
 /// [`Policy::queue`].
+///
+/// ```compile_fail
+/// use edgeshed::Policy;
+/// // error: non-exhaustive patterns: `_` not covered
+/// fn bounded(policy: Policy) -> bool {
+///     match policy {
+///         Policy::Wait => false,
+///         Policy::Shed | Policy::Queue { .. } => true,
+///     }
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Policy {
