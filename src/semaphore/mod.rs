@@ -12,7 +12,8 @@
 //!
 //! The uncontended paths (`try_acquire`, releasing with nobody waiting) are a
 //! single atomic compare-and-swap; the queue sits behind a mutex that only the
-//! contended paths take. The type is `Send + Sync`, so it also works on
+//! contended paths take. The queue's memory follows its live waiters: after a
+//! burst of 100,000 waiters drains, it is back to a few dozen entries. The type is `Send + Sync`, so it also works on
 //! multi-threaded executors.
 //!
 //! ```
@@ -186,6 +187,14 @@ impl Semaphore {
     /// Callers queued for a permit right now.
     pub fn waiters(&self) -> usize {
         lock(&self.inner.queue).waiters.len()
+    }
+
+    /// How many queue entries the waiter queue's storage has room for right
+    /// now. Test support for the memory contract (the storage shrinks back to
+    /// the live waiters after a burst); not a stable API.
+    #[doc(hidden)]
+    pub fn queue_capacity(&self) -> usize {
+        lock(&self.inner.queue).waiters.capacity()
     }
 
     /// The configured number of permits.
