@@ -179,12 +179,21 @@ impl<C: Clock> Admission<C> {
     }
 
     /// A snapshot of the limit, the queue and the counters.
+    ///
+    /// `in_flight`, `queued` and `limit` are read together, under one lock
+    /// acquisition, so they all held at one instant: `queued > 0` implies
+    /// `in_flight >= limit`, and `in_flight > limit` only for a while after
+    /// [`set_limit`](Semaphore::set_limit) lowered the limit below the permits
+    /// out (they are retired as they come back). The counters are read just
+    /// after; each only ever grows, and one may trail `in_flight` by a
+    /// request that is being admitted at that very moment.
     pub fn stats(&self) -> Stats {
         let shared = &self.shared;
+        let now = shared.semaphore.snapshot();
         Stats {
-            in_flight: shared.semaphore.in_use(),
-            queued: shared.semaphore.waiters(),
-            limit: shared.semaphore.limit(),
+            in_flight: now.in_use,
+            queued: now.waiters,
+            limit: now.limit,
             admitted: shared.counters.admitted.load(Ordering::Relaxed),
             shed: shared.counters.shed.load(Ordering::Relaxed),
             queue_timeouts: shared.counters.queue_timeouts.load(Ordering::Relaxed),

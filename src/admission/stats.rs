@@ -2,6 +2,10 @@ use crate::sync::AtomicU64;
 
 /// A snapshot of an [`Admission`](super::Admission)'s state and counters.
 ///
+/// `in_flight`, `queued` and `limit` held together at one instant (see
+/// [`Admission::stats`](super::Admission::stats)): `queued > 0` implies
+/// `in_flight >= limit`.
+///
 /// `#[non_exhaustive]`: fields will be added (adaptive limits come next), so
 /// outside this crate a `Stats` is read, not built; start from
 /// [`Stats::default`] where one is needed:

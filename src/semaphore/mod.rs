@@ -67,6 +67,14 @@ struct Queue {
     debt: usize,
 }
 
+/// What [`Semaphore::snapshot`] read at one instant.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Snapshot {
+    pub(crate) in_use: usize,
+    pub(crate) waiters: usize,
+    pub(crate) limit: usize,
+}
+
 /// A permit from a [`Semaphore`]; returned to it when dropped.
 #[must_use = "a permit is returned as soon as it is dropped"]
 pub struct Permit {
@@ -206,9 +214,26 @@ impl Semaphore {
     /// not picked them up yet). May exceed [`limit`](Self::limit) for a while
     /// after the limit was lowered.
     pub fn in_use(&self) -> usize {
+        self.snapshot().in_use
+    }
+
+    /// [`in_use`](Self::in_use), [`waiters`](Self::waiters) and
+    /// [`limit`](Self::limit) as they all stood at one instant.
+    ///
+    /// The limit, the debt and the queue change only under the lock, which
+    /// is held throughout; the available count can change without it only
+    /// while nobody waits and no debt is due (the `SLOW` flag is clear), and
+    /// it is read once. So all three values held together at the moment of
+    /// that read: `waiters > 0` implies `in_use >= limit`, and `in_use`
+    /// exceeds `limit` only by permits still out after the limit was lowered.
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let queue = lock(&self.inner.queue);
         let available = self.available_permits();
-        (queue.limit + queue.debt).saturating_sub(available)
+        Snapshot {
+            in_use: (queue.limit + queue.debt).saturating_sub(available),
+            waiters: queue.waiters.len(),
+            limit: queue.limit,
+        }
     }
 
     /// Changes the number of permits at run time.
