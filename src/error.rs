@@ -10,7 +10,22 @@ use core::fmt;
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a request was refused admission for lack of capacity.
+///
+/// `#[non_exhaustive]`: later causes (an adaptive limit's own refusals, say)
+/// may be added, so a `match` needs a `_` arm.
+///
+/// ```compile_fail
+/// use edgeshed::error::OverloadCause;
+/// // error: non-exhaustive patterns: `_` not covered
+/// fn status(cause: OverloadCause) -> &'static str {
+///     match cause {
+///         OverloadCause::Shed => "shed",
+///         OverloadCause::QueueTimeout => "queue timeout",
+///     }
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum OverloadCause {
     /// Rejected at once: the limit was reached and the queue full (or disabled),
     /// or an inner service was not ready.

@@ -21,7 +21,8 @@
 //! - no missed wake-up: waiters run under `loom::future::block_on`, which
 //!   parks the thread until its waker is called — a permit granted (or a
 //!   close) without a wake-up leaves it parked forever, and loom reports
-//!   the deadlock.
+//!   the deadlock;
+//! - `Admission::stats()` is one snapshot (`loom/stats.rs`).
 #![cfg(loom)]
 #![allow(
     clippy::unwrap_used,
@@ -30,6 +31,9 @@
     clippy::indexing_slicing,
     missing_docs
 )]
+
+#[path = "loom/stats.rs"]
+mod stats;
 
 use edgeshed::semaphore::{AcquireError, Permit, Semaphore, TryAcquireError};
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};

@@ -252,6 +252,7 @@ impl Harness {
                         Policy::Queue { timeout, .. } => {
                             Some(now + u64::try_from(timeout.as_millis()).unwrap())
                         }
+                        other => panic!("the model does not know {other:?}"),
                     };
                     if self.model.queue.len() >= self.model.max_waiters() {
                         self.model.shed += 1;

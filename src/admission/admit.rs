@@ -9,7 +9,23 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 /// Why admission was refused.
+///
+/// `#[non_exhaustive]`: a `match` needs a `_` arm. [`overloaded`](Self::overloaded),
+/// [`is_expired`](Self::is_expired), [`is_closed`](Self::is_closed) and
+/// [`into_box_error`](Self::into_box_error) answer without one.
+///
+/// ```compile_fail
+/// use edgeshed::admission::AdmitError;
+/// // error: non-exhaustive patterns: `_` not covered
+/// fn status(error: AdmitError) -> u16 {
+///     match error {
+///         AdmitError::Overloaded(_) | AdmitError::Closed => 503,
+///         AdmitError::Expired => 504,
+///     }
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AdmitError {
     /// At capacity: shed at once or timed out in the queue (HTTP 503).
     Overloaded(Overloaded),
@@ -26,6 +42,16 @@ impl AdmitError {
             Self::Overloaded(overloaded) => Some(*overloaded),
             _ => None,
         }
+    }
+
+    /// Whether the request's deadline passed before it was admitted (HTTP 504).
+    pub fn is_expired(&self) -> bool {
+        matches!(self, Self::Expired)
+    }
+
+    /// Whether the limiter was closed.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Self::Closed)
     }
 
     /// The same error as a [`BoxError`] holding the specific error type

@@ -48,7 +48,7 @@ pub(crate) use admit::{Decision, Queued};
 
 use crate::semaphore::{Permit, Semaphore, TryAcquireError};
 use crate::sync::{Arc, Ordering};
-use crate::time::{Clock, Instant, NoClock};
+use crate::time::{Clock, Instant, NoClock, RealClock};
 use stats::Counters;
 
 /// A shared admission limit: at most `max_in_flight` permits out, and a
@@ -70,21 +70,43 @@ pub(crate) struct Shared {
 
 impl Admission<NoClock> {
     /// Waits (FIFO, unbounded) when `max_in_flight` requests are in flight:
-    /// tower's behaviour.
+    /// tower's behaviour. Needs no clock: nothing here can time out.
     pub fn wait(max_in_flight: usize) -> Self {
-        Self::new(max_in_flight, Policy::Wait, NoClock)
+        Self::build(max_in_flight, Policy::Wait, NoClock)
     }
 
-    /// Rejects at once with `Overloaded` when `max_in_flight` requests are in flight.
+    /// Rejects at once with `Overloaded` when `max_in_flight` requests are
+    /// in flight. Needs no clock: nothing here waits.
     pub fn shed(max_in_flight: usize) -> Self {
-        Self::new(max_in_flight, Policy::Shed, NoClock)
+        Self::build(max_in_flight, Policy::Shed, NoClock)
+    }
+}
+
+impl<C: RealClock> Admission<C> {
+    /// An admission limit with any policy; `clock` arms its queue timeouts
+    /// and deadlines.
+    ///
+    /// The clock must be a [`RealClock`]: a [`Policy::Queue`] whose timeout
+    /// could never fire does not compile (see [`NoClock`]). Without a clock,
+    /// use [`wait`](Admission::wait) or [`shed`](Admission::shed).
+    pub fn new(max_in_flight: usize, policy: Policy, clock: C) -> Self {
+        Self::build(max_in_flight, policy, clock)
+    }
+
+    /// Like [`admit`](Self::admit), but gives up with
+    /// [`Expired`](crate::error::Expired) at `deadline` if that comes before
+    /// the queue timeout (an already-passed deadline fails at once).
+    ///
+    /// Only for a [`RealClock`]: with [`NoClock`] the deadline could never fire.
+    pub fn admit_before(&self, deadline: Instant) -> Admit<C> {
+        Admit::new(self.clone(), Some(deadline))
     }
 }
 
 impl<C: Clock> Admission<C> {
-    /// An admission limit with any policy. `clock` arms queue timeouts and
-    /// deadlines; with [`NoClock`] they never fire.
-    pub fn new(max_in_flight: usize, policy: Policy, clock: C) -> Self {
+    /// The one constructor: callers guarantee that `clock` can arm every
+    /// timer `policy` needs (a [`RealClock`], or a policy without timers).
+    pub(crate) fn build(max_in_flight: usize, policy: Policy, clock: C) -> Self {
         Self {
             shared: Arc::new(Shared {
                 semaphore: Semaphore::new(max_in_flight),
@@ -98,13 +120,6 @@ impl<C: Clock> Admission<C> {
     /// Waits for admission according to the policy.
     pub fn admit(&self) -> Admit<C> {
         Admit::new(self.clone(), None)
-    }
-
-    /// Like [`admit`](Self::admit), but gives up with
-    /// [`Expired`](crate::error::Expired) at `deadline` if that comes before
-    /// the queue timeout (an already-passed deadline fails at once).
-    pub fn admit_before(&self, deadline: Instant) -> Admit<C> {
-        Admit::new(self.clone(), Some(deadline))
     }
 
     /// Admits without waiting, whatever the policy: `None` when full or closed.
@@ -164,12 +179,21 @@ impl<C: Clock> Admission<C> {
     }
 
     /// A snapshot of the limit, the queue and the counters.
+    ///
+    /// `in_flight`, `queued` and `limit` are read together, under one lock
+    /// acquisition, so they all held at one instant: `queued > 0` implies
+    /// `in_flight >= limit`, and `in_flight > limit` only for a while after
+    /// [`set_limit`](Semaphore::set_limit) lowered the limit below the permits
+    /// out (they are retired as they come back). The counters are read just
+    /// after; each only ever grows, and one may trail `in_flight` by a
+    /// request that is being admitted at that very moment.
     pub fn stats(&self) -> Stats {
         let shared = &self.shared;
+        let now = shared.semaphore.snapshot();
         Stats {
-            in_flight: shared.semaphore.in_use(),
-            queued: shared.semaphore.waiters(),
-            limit: shared.semaphore.limit(),
+            in_flight: now.in_use,
+            queued: now.waiters,
+            limit: now.limit,
             admitted: shared.counters.admitted.load(Ordering::Relaxed),
             shed: shared.counters.shed.load(Ordering::Relaxed),
             queue_timeouts: shared.counters.queue_timeouts.load(Ordering::Relaxed),

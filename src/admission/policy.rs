@@ -2,7 +2,23 @@ use core::time::Duration;
 
 /// What an [`Admission`](super::Admission) does with a request that arrives
 /// while `max_in_flight` requests are already in flight.
+///
+/// `#[non_exhaustive]`: more policies may come (adaptive limits are next),
+/// so a `match` needs a `_` arm. The variants are built as usual, or with
+/// [`Policy::queue`].
+///
+/// ```compile_fail
+/// use edgeshed::Policy;
+/// // error: non-exhaustive patterns: `_` not covered
+/// fn bounded(policy: Policy) -> bool {
+///     match policy {
+///         Policy::Wait => false,
+///         Policy::Shed | Policy::Queue { .. } => true,
+///     }
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Policy {
     /// Wait, FIFO, for as long as it takes (tower's `ConcurrencyLimit`).
     /// Only a deadline bounds the wait.
@@ -19,4 +35,11 @@ pub enum Policy {
         /// The longest a request may wait.
         timeout: Duration,
     },
+}
+
+impl Policy {
+    /// [`Policy::Queue`]: at most `max_queue` waiters, each for at most `timeout`.
+    pub const fn queue(max_queue: usize, timeout: Duration) -> Self {
+        Self::Queue { max_queue, timeout }
+    }
 }

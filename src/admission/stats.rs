@@ -1,7 +1,29 @@
 use crate::sync::AtomicU64;
 
 /// A snapshot of an [`Admission`](super::Admission)'s state and counters.
+///
+/// `in_flight`, `queued` and `limit` held together at one instant (see
+/// [`Admission::stats`](super::Admission::stats)): `queued > 0` implies
+/// `in_flight >= limit`.
+///
+/// `#[non_exhaustive]`: fields will be added (adaptive limits come next), so
+/// outside this crate a `Stats` is read, not built; start from
+/// [`Stats::default`] where one is needed:
+///
+/// ```
+/// let mut expected = edgeshed::Stats::default();
+/// expected.limit = 2;
+/// assert_eq!(edgeshed::Admission::wait(2).stats(), expected);
+/// ```
+///
+/// ```compile_fail
+/// // error: cannot create non-exhaustive struct using struct expression
+/// let stats = edgeshed::Stats {
+///     in_flight: 0, queued: 0, limit: 2, admitted: 0, shed: 0, queue_timeouts: 0, expired: 0,
+/// };
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Permits held right now.
     pub in_flight: usize,

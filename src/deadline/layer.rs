@@ -1,6 +1,6 @@
 use super::service::Deadline;
 use super::stamp::NoStamp;
-use crate::time::Clock;
+use crate::time::RealClock;
 use core::time::Duration;
 use tower_layer::Layer;
 
@@ -12,8 +12,9 @@ pub struct DeadlineLayer<C, F = NoStamp> {
     stamp: F,
 }
 
-impl<C: Clock> DeadlineLayer<C> {
-    /// Each request gets `budget` from its first readiness poll, on `clock`.
+impl<C: RealClock> DeadlineLayer<C> {
+    /// Each request gets `budget` from its first readiness poll, on `clock`
+    /// (a [`RealClock`]: a deadline that could never fire does not compile).
     pub fn new(budget: Duration, clock: C) -> Self {
         Self {
             budget,
@@ -35,7 +36,7 @@ impl<C, F> DeadlineLayer<C, F> {
     }
 }
 
-impl<S, C: Clock, F: Clone> Layer<S> for DeadlineLayer<C, F> {
+impl<S, C: RealClock, F: Clone> Layer<S> for DeadlineLayer<C, F> {
     type Service = Deadline<S, C, F>;
 
     fn layer(&self, inner: S) -> Self::Service {

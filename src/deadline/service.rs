@@ -1,7 +1,7 @@
 use super::future::ResponseFuture;
 use super::stamp::{NoStamp, Stamp};
 use crate::error::BoxError;
-use crate::time::{Clock, Instant};
+use crate::time::{Clock, Instant, RealClock};
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
@@ -32,16 +32,27 @@ struct Entry<Sl> {
     expired: bool,
 }
 
-impl<S, C: Clock> Deadline<S, C> {
+impl<S, C: RealClock> Deadline<S, C> {
     /// Gives each request `budget` from its first readiness poll, on `clock`.
+    ///
+    /// `clock` must be a [`RealClock`]: with
+    /// [`NoClock`](crate::time::NoClock) the deadline could never fire, and
+    /// this does not compile.
     pub fn new(inner: S, budget: Duration, clock: C) -> Self {
         Self::with_stamp(inner, budget, clock, NoStamp)
     }
 }
 
-impl<S, C: Clock, F> Deadline<S, C, F> {
+impl<S, C: RealClock, F> Deadline<S, C, F> {
     /// Like [`new`](Deadline::new), writing each deadline into its request with `stamp`.
     pub fn with_stamp(inner: S, budget: Duration, clock: C, stamp: F) -> Self {
+        Self::build(inner, budget, clock, stamp)
+    }
+}
+
+impl<S, C: Clock, F> Deadline<S, C, F> {
+    /// The one constructor (public ones require a [`RealClock`]).
+    fn build(inner: S, budget: Duration, clock: C, stamp: F) -> Self {
         Self {
             inner,
             clock,
@@ -125,7 +136,7 @@ where
 impl<S: Clone, C: Clock, F: Clone> Clone for Deadline<S, C, F> {
     /// A clone starts with no request in progress.
     fn clone(&self) -> Self {
-        Self::with_stamp(
+        Self::build(
             self.inner.clone(),
             self.budget,
             self.clock.clone(),

@@ -39,6 +39,8 @@ extern "C" {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JsClock;
 
+impl crate::time::RealClock for JsClock {}
+
 impl Clock for JsClock {
     type Sleep = JsSleep;
 

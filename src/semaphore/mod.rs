@@ -12,7 +12,8 @@
 //!
 //! The uncontended paths (`try_acquire`, releasing with nobody waiting) are a
 //! single atomic compare-and-swap; the queue sits behind a mutex that only the
-//! contended paths take. The type is `Send + Sync`, so it also works on
+//! contended paths take. The queue's memory follows its live waiters: after a
+//! burst of 100,000 waiters drains, it is back to a few dozen entries. The type is `Send + Sync`, so it also works on
 //! multi-threaded executors.
 //!
 //! ```
@@ -66,14 +67,24 @@ struct Queue {
     debt: usize,
 }
 
+/// What [`Semaphore::snapshot`] read at one instant.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Snapshot {
+    pub(crate) in_use: usize,
+    pub(crate) waiters: usize,
+    pub(crate) limit: usize,
+}
+
 /// A permit from a [`Semaphore`]; returned to it when dropped.
 #[must_use = "a permit is returned as soon as it is dropped"]
 pub struct Permit {
     inner: Arc<Inner>,
 }
 
-/// Why [`Semaphore::try_acquire`] failed.
+/// Why [`Semaphore::try_acquire`] failed (`#[non_exhaustive]`: a `match`
+/// needs a `_` arm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TryAcquireError {
     /// Every permit is in use (or promised to a waiter).
     NoPermits,
@@ -81,8 +92,9 @@ pub enum TryAcquireError {
     Closed,
 }
 
-/// Why an [`Acquire`] failed.
+/// Why an [`Acquire`] failed (`#[non_exhaustive]`: a `match` needs a `_` arm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AcquireError {
     /// The queue already held the maximum number of waiters.
     QueueFull,
@@ -185,6 +197,14 @@ impl Semaphore {
         lock(&self.inner.queue).waiters.len()
     }
 
+    /// How many queue entries the waiter queue's storage has room for right
+    /// now. Test support for the memory contract (the storage shrinks back to
+    /// the live waiters after a burst); not a stable API.
+    #[doc(hidden)]
+    pub fn queue_capacity(&self) -> usize {
+        lock(&self.inner.queue).waiters.capacity()
+    }
+
     /// The configured number of permits.
     pub fn limit(&self) -> usize {
         lock(&self.inner.queue).limit
@@ -194,9 +214,26 @@ impl Semaphore {
     /// not picked them up yet). May exceed [`limit`](Self::limit) for a while
     /// after the limit was lowered.
     pub fn in_use(&self) -> usize {
+        self.snapshot().in_use
+    }
+
+    /// [`in_use`](Self::in_use), [`waiters`](Self::waiters) and
+    /// [`limit`](Self::limit) as they all stood at one instant.
+    ///
+    /// The limit, the debt and the queue change only under the lock, which
+    /// is held throughout; the available count can change without it only
+    /// while nobody waits and no debt is due (the `SLOW` flag is clear), and
+    /// it is read once. So all three values held together at the moment of
+    /// that read: `waiters > 0` implies `in_use >= limit`, and `in_use`
+    /// exceeds `limit` only by permits still out after the limit was lowered.
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let queue = lock(&self.inner.queue);
         let available = self.available_permits();
-        (queue.limit + queue.debt).saturating_sub(available)
+        Snapshot {
+            in_use: (queue.limit + queue.debt).saturating_sub(available),
+            waiters: queue.waiters.len(),
+            limit: queue.limit,
+        }
     }
 
     /// Changes the number of permits at run time.

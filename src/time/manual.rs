@@ -1,4 +1,4 @@
-use super::{Clock, Instant};
+use super::{Clock, Instant, RealClock};
 use crate::sync::{lock, Arc, Mutex};
 use core::future::Future;
 use core::pin::Pin;
@@ -77,6 +77,9 @@ impl Clock for ManualClock {
         }
     }
 }
+
+/// Its sleeps complete as soon as [`ManualClock::advance`] reaches them.
+impl RealClock for ManualClock {}
 
 /// The sleep future of a [`ManualClock`].
 #[derive(Debug)]

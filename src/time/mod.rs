@@ -55,7 +55,31 @@ impl Add<Duration> for Instant {
 ///
 /// Implement it to plug edgeshed into an executor's timer (tokio's
 /// `sleep_until`, JavaScript's `setTimeout`, ...). Clones must share one time
-/// line.
+/// line. A clock whose sleeps really complete also implements the marker
+/// [`RealClock`]; the constructors that arm timers (queue timeouts,
+/// deadlines) ask for it.
+///
+/// ```
+/// use edgeshed::time::{Clock, Instant, RealClock};
+/// use std::time::Duration;
+///
+/// /// A clock backed by an executor's timer (a ready future stands in here).
+/// #[derive(Clone)]
+/// struct MyClock;
+///
+/// impl Clock for MyClock {
+///     type Sleep = std::future::Ready<()>;
+///     fn now(&self) -> Instant {
+///         Instant::from_origin(Duration::ZERO)
+///     }
+///     fn sleep_until(&self, _deadline: Instant) -> Self::Sleep {
+///         std::future::ready(())
+///     }
+/// }
+///
+/// // Its sleeps complete, so it may arm queue timeouts and deadlines.
+/// impl RealClock for MyClock {}
+/// ```
 pub trait Clock: Clone {
     /// The future returned by [`sleep_until`](Clock::sleep_until).
     type Sleep: Future<Output = ()>;
@@ -67,11 +91,73 @@ pub trait Clock: Clone {
     fn sleep_until(&self, deadline: Instant) -> Self::Sleep;
 }
 
+/// A [`Clock`] whose time moves and whose sleeps complete: every clock but
+/// [`NoClock`].
+///
+/// A marker, with nothing to implement. The constructors that accept a
+/// [`Policy`](crate::admission::Policy) that can time out
+/// ([`Admission::new`](crate::admission::Admission::new),
+/// [`ConcurrencyLimitLayer::queue`](crate::limit::ConcurrencyLimitLayer::queue) and
+/// [`with_policy`](crate::limit::ConcurrencyLimitLayer::with_policy)), the ones
+/// that arm a deadline ([`Admission::admit_before`](crate::admission::Admission::admit_before),
+/// [`Deadline`](crate::deadline::Deadline), [`DeadlineLayer`](crate::deadline::DeadlineLayer))
+/// require it, so a queue timeout or a deadline that could never fire does
+/// not compile:
+///
+/// ```compile_fail
+/// use edgeshed::admission::{Admission, Policy};
+/// use edgeshed::time::NoClock;
+/// use std::time::Duration;
+///
+/// let policy = Policy::Queue { max_queue: 8, timeout: Duration::from_millis(50) };
+/// let admission = Admission::new(1, policy, NoClock); // error: NoClock is not a RealClock
+/// ```
+///
+/// Implement it for your own clock only if its sleeps complete once
+/// [`Clock::now`] reaches their deadline.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `RealClock`: its sleeps never complete, so a queue timeout or a deadline on it could never fire",
+    label = "needs a clock whose sleeps complete",
+    note = "without a clock use `Admission::wait`/`Admission::shed` or `ConcurrencyLimitLayer::new`/`shed`; otherwise pass a real clock (`impl RealClock for MyClock {{}}`)"
+)]
+pub trait RealClock: Clock {}
+
 /// The clock of policies that never need a timer (wait and shed).
 ///
-/// Its time stands still at the origin and its sleeps never complete. The
-/// type exists so that limiters without timeouts need no real clock; the
-/// constructors that arm timers ask for a real one.
+/// Its time stands still at the origin and its sleeps never complete, so it
+/// is not a [`RealClock`]: only the constructors that arm no timer accept it
+/// ([`Admission::wait`](crate::admission::Admission::wait),
+/// [`Admission::shed`](crate::admission::Admission::shed),
+/// [`ConcurrencyLimitLayer::new`](crate::limit::ConcurrencyLimitLayer::new) and
+/// [`shed`](crate::limit::ConcurrencyLimitLayer::shed),
+/// [`ConcurrencyLimit::new`](crate::limit::ConcurrencyLimit::new)).
+///
+/// ```compile_fail
+/// use edgeshed::limit::ConcurrencyLimitLayer;
+/// use edgeshed::time::NoClock;
+/// use std::time::Duration;
+///
+/// // error: a queue timeout on a clock whose sleeps never complete
+/// let layer = ConcurrencyLimitLayer::queue(1, 8, Duration::from_millis(50), NoClock);
+/// ```
+///
+/// ```compile_fail
+/// use edgeshed::deadline::DeadlineLayer;
+/// use edgeshed::time::NoClock;
+/// use std::time::Duration;
+///
+/// // error: a deadline that could never fire
+/// let layer = DeadlineLayer::new(Duration::from_millis(50), NoClock);
+/// ```
+///
+/// ```compile_fail
+/// use edgeshed::admission::Admission;
+/// use edgeshed::time::{Instant, NoClock};
+/// use std::time::Duration;
+///
+/// // error: `admit_before` needs a clock that can fire the deadline
+/// let admit = Admission::wait(1).admit_before(Instant::from_origin(Duration::from_millis(5)));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NoClock;
 

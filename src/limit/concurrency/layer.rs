@@ -1,7 +1,7 @@
 use super::release::{HoldInResponse, ReleaseOnCompletion};
 use super::service::ConcurrencyLimit;
 use crate::admission::{Admission, Policy};
-use crate::time::{Clock, NoClock};
+use crate::time::{Clock, NoClock, RealClock};
 use core::fmt;
 use core::marker::PhantomData;
 use core::time::Duration;
@@ -19,24 +19,34 @@ pub struct ConcurrencyLimitLayer<C = NoClock, M = ReleaseOnCompletion> {
 impl ConcurrencyLimitLayer {
     /// At most `max_in_flight` at once; the rest wait (FIFO), as in tower.
     pub fn new(max_in_flight: usize) -> Self {
-        Self::with_policy(max_in_flight, Policy::Wait, NoClock)
+        Self::build(max_in_flight, Policy::Wait, NoClock)
     }
 
     /// At most `max_in_flight` at once; the rest fail at once with `Overloaded`.
     pub fn shed(max_in_flight: usize) -> Self {
-        Self::with_policy(max_in_flight, Policy::Shed, NoClock)
+        Self::build(max_in_flight, Policy::Shed, NoClock)
+    }
+}
+
+impl<C: RealClock> ConcurrencyLimitLayer<C> {
+    /// At most `max_in_flight` at once; at most `max_queue` more wait, each
+    /// for at most `timeout` measured on `clock`; the rest fail with `Overloaded`.
+    ///
+    /// `clock` must be a [`RealClock`]: with [`NoClock`] the timeout could
+    /// never fire, and this does not compile.
+    pub fn queue(max_in_flight: usize, max_queue: usize, timeout: Duration, clock: C) -> Self {
+        Self::build(max_in_flight, Policy::Queue { max_queue, timeout }, clock)
+    }
+
+    /// Any [`Policy`], with the [`RealClock`] that arms its timers.
+    pub fn with_policy(max_in_flight: usize, policy: Policy, clock: C) -> Self {
+        Self::build(max_in_flight, policy, clock)
     }
 }
 
 impl<C: Clock> ConcurrencyLimitLayer<C> {
-    /// At most `max_in_flight` at once; at most `max_queue` more wait, each
-    /// for at most `timeout` measured on `clock`; the rest fail with `Overloaded`.
-    pub fn queue(max_in_flight: usize, max_queue: usize, timeout: Duration, clock: C) -> Self {
-        Self::with_policy(max_in_flight, Policy::Queue { max_queue, timeout }, clock)
-    }
-
-    /// Any [`Policy`], with the clock that arms its timers.
-    pub fn with_policy(max_in_flight: usize, policy: Policy, clock: C) -> Self {
+    /// Callers guarantee that `clock` can arm every timer `policy` needs.
+    fn build(max_in_flight: usize, policy: Policy, clock: C) -> Self {
         Self {
             max_in_flight,
             policy,
@@ -63,7 +73,7 @@ impl<S, C: Clock, M> Layer<S> for ConcurrencyLimitLayer<C, M> {
     type Service = ConcurrencyLimit<S, C, M>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        let admission = Admission::new(self.max_in_flight, self.policy, self.clock.clone());
+        let admission = Admission::build(self.max_in_flight, self.policy, self.clock.clone());
         ConcurrencyLimit::with_admission(inner, admission)
     }
 }

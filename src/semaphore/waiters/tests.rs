@@ -1,0 +1,140 @@
+//! The slab's memory policy: lowest slot first, trimmed tail, shrinking
+//! buffers, and keys that stay valid (or harmlessly stale) through all of it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use super::{Key, Standing, Waiters, FLOOR};
+use core::task::Waker;
+
+fn push(waiters: &mut Waiters) -> Key {
+    waiters.push_back(Waker::noop().clone())
+}
+
+/// Grants every queued waiter in turn; returns the keys (among `keys`) in
+/// the order they were granted.
+fn grant_all(waiters: &mut Waiters, keys: &[Key]) -> Vec<Key> {
+    let mut order = Vec::new();
+    while waiters.grant_front().is_some() {
+        let granted = keys
+            .iter()
+            .copied()
+            .find(|key| {
+                !order.contains(key)
+                    && matches!(waiters.standing_mut(*key), Some(Standing::Granted))
+            })
+            .expect("one more key granted");
+        order.push(granted);
+    }
+    order
+}
+
+#[test]
+fn a_new_waiter_takes_the_lowest_free_slot() {
+    let mut waiters = Waiters::default();
+    let keys: Vec<Key> = (0..6).map(|_| push(&mut waiters)).collect();
+    for &index in &[3, 1, 4] {
+        waiters.free(keys[index]).unwrap();
+    }
+    assert_eq!(push(&mut waiters).index, 1);
+    assert_eq!(push(&mut waiters).index, 3);
+    assert_eq!(push(&mut waiters).index, 4);
+    assert_eq!(push(&mut waiters).index, 6);
+}
+
+#[test]
+fn free_slots_at_the_end_are_dropped_and_an_empty_queue_holds_nothing() {
+    let mut waiters = Waiters::default();
+    let keys: Vec<Key> = (0..10).map(|_| push(&mut waiters)).collect();
+    waiters.free(keys[9]).unwrap();
+    waiters.free(keys[7]).unwrap();
+    assert_eq!(waiters.nodes.len(), 9, "the free last slot is dropped");
+    waiters.free(keys[8]).unwrap();
+    assert_eq!(waiters.nodes.len(), 7, "slots 8 and 7 are dropped");
+    for key in &keys[..7] {
+        waiters.free(*key).unwrap();
+    }
+    assert!(waiters.nodes.is_empty());
+    assert!(waiters.free.is_empty());
+    assert_eq!((waiters.len(), waiters.occupied), (0, 0));
+}
+
+#[test]
+fn a_stale_key_stays_stale_after_its_slot_is_trimmed_and_rebuilt() {
+    let mut waiters = Waiters::default();
+    let first = push(&mut waiters);
+    let stale = push(&mut waiters);
+    waiters.free(stale).unwrap();
+    assert_eq!(waiters.nodes.len(), 1);
+    let fresh = push(&mut waiters);
+    assert_eq!(fresh.index, stale.index, "the same slot, rebuilt");
+    assert!(waiters.standing_mut(stale).is_none());
+    assert!(waiters.free(stale).is_none());
+    assert!(matches!(
+        waiters.standing_mut(fresh),
+        Some(Standing::Waiting(_))
+    ));
+    // And after the whole slab was emptied and regrown.
+    waiters.free(first).unwrap();
+    waiters.free(fresh).unwrap();
+    let again = push(&mut waiters);
+    assert_eq!(again.index, first.index);
+    assert!(waiters.standing_mut(first).is_none());
+    assert!(waiters.standing_mut(again).is_some());
+}
+
+#[test]
+fn fifo_order_survives_slot_reuse_and_trimming() {
+    let mut waiters = Waiters::default();
+    let early: Vec<Key> = (0..100).map(|_| push(&mut waiters)).collect();
+    // Free the front half: their slots are reused by later waiters, which
+    // must still queue behind the earlier ones still waiting.
+    for key in &early[..50] {
+        waiters.free(*key).unwrap();
+    }
+    let late: Vec<Key> = (0..60).map(|_| push(&mut waiters)).collect();
+    assert!(late.iter().take(50).all(|key| key.index < 50));
+    let expected: Vec<Key> = early[50..].iter().chain(&late).copied().collect();
+    assert_eq!(grant_all(&mut waiters, &expected), expected);
+}
+
+#[test]
+fn a_burst_shrinks_back_to_its_live_waiters() {
+    let mut waiters = Waiters::default();
+    let keys: Vec<Key> = (0..100_000).map(|_| push(&mut waiters)).collect();
+    assert!(waiters.capacity() >= 100_000);
+    // Out of order: every third from the back, then the rest, but keep the
+    // first ten.
+    for key in keys[10..].iter().rev().step_by(3) {
+        waiters.free(*key).unwrap();
+    }
+    for key in keys[10..].iter().rev() {
+        let _ = waiters.free(*key);
+    }
+    assert_eq!(waiters.len(), 10);
+    assert!(
+        waiters.capacity() <= 4 * FLOOR,
+        "capacity {} for 10 live waiters",
+        waiters.capacity()
+    );
+    // The ten survivors still hold valid keys, in FIFO order.
+    assert_eq!(grant_all(&mut waiters, &keys[..10]), keys[..10]);
+}
+
+#[test]
+fn stale_free_list_entries_are_swept() {
+    let mut waiters = Waiters::default();
+    let keys: Vec<Key> = (0..1_000).map(|_| push(&mut waiters)).collect();
+    // Free slots 1..999 from the front: each lands in the free list, and
+    // the last one frees the tail, which trims all of them away.
+    for key in &keys[1..] {
+        waiters.free(*key).unwrap();
+    }
+    assert_eq!(waiters.nodes.len(), 1);
+    assert!(waiters.free.len() <= FLOOR + 2, "{}", waiters.free.len());
+    assert!(waiters.capacity() <= 4 * FLOOR, "{}", waiters.capacity());
+    assert_eq!(push(&mut waiters).index, 1);
+}
