@@ -179,3 +179,34 @@ describe("valid configurations", () => {
     }
   });
 });
+
+describe("a binding that throws when read: 500 config on every request, never an exception through Rust", () => {
+  // [variant, strings the message must contain]
+  for (const [variant, mentions] of [
+    ["getter", ["the EDGESHED binding is missing: reading env.EDGESHED threw (getter boom)"]],
+    ["ownKeys", ["EDGESHED could not be read (ownKeys boom)"]],
+    ["revoked", ["EDGESHED could not be read"]],
+    ["nested", ["EDGESHED could not be read (nested boom)"]],
+    ["item", ["EDGESHED.routes[0] could not be read (item boom)"]],
+  ]) {
+    test(variant, async () => {
+      const worker = await startWorker(NO_BINDING, {
+        scriptPath: "tests/worker/support/hostile-env.mjs",
+        bindings: { VARIANT: variant },
+      });
+      try {
+        for (const path of ["/aggregate", "/__edgeshed/stats", "/aggregate"]) {
+          const r = await worker.get(path);
+          assert.equal(r.status, 500, `${path}: ${r.text}`);
+          assert.equal(r.json?.error, "config", `${path}: ${r.text}`);
+          for (const mention of mentions) assert.ok(r.json.message.includes(mention), `${JSON.stringify(r.json.message)} names ${mention}`);
+        }
+        const logs = await worker.logged();
+        assert.equal(logs.filter((l) => l.level === "error").length, 1, JSON.stringify(logs));
+        assert.ok(!logs.some((l) => /Uncaught|unreachable|RuntimeError/.test(l.message)), JSON.stringify(logs));
+      } finally {
+        await worker.dispose();
+      }
+    });
+  }
+});

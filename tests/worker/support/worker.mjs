@@ -40,9 +40,11 @@ let markers = 0;
  * A test that reads `/__edgeshed/*` opens it in its configuration
  * (`statsPublic: true`, or `statsToken` and the same `statsToken` here).
  * What the worker logs (`console.*`) is collected instead of printed: read
- * it with `await worker.logged()`.
+ * it with `await worker.logged()`. `scriptPath` (relative to the repository)
+ * and `bindings` (more env entries) are for test entries such as
+ * `support/hostile-env.mjs`.
  */
-export async function startWorker(binding, { statsToken } = {}) {
+export async function startWorker(binding, { statsToken, scriptPath = "worker/index.mjs", bindings = {} } = {}) {
   const wasm = join(ROOT, "dist/worker/edgeshed_bg.wasm");
   if (!existsSync(wasm)) throw new Error(`${wasm} is missing: run ./scripts/build-worker.sh first`);
   const config = wranglerToml();
@@ -51,14 +53,14 @@ export async function startWorker(binding, { statsToken } = {}) {
     name: "edgeshed",
     modules: true,
     modulesRoot: ROOT,
-    scriptPath: join(ROOT, "worker/index.mjs"),
+    scriptPath: join(ROOT, scriptPath),
     modulesRules: [
       { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
       { type: "CompiledWasm", include: ["**/*.wasm"] },
     ],
     compatibilityDate: config.compatibility_date,
     compatibilityFlags: config.compatibility_flags,
-    bindings: binding === NO_BINDING ? {} : { EDGESHED: binding },
+    bindings: binding === NO_BINDING ? bindings : { ...bindings, EDGESHED: binding },
   };
   const mf = new Miniflare({
     cf: false,
