@@ -8,7 +8,7 @@
 
 #![allow(dead_code)] // each fuzz target uses only its own check
 
-use edgeshed::worker::config::{Config, Limit, Route};
+use edgeshed::worker::config::{Admin, Config, Limit, Route};
 use edgeshed::worker::proxy_path::OriginUrl;
 use edgeshed::worker::value::Value;
 
@@ -64,6 +64,9 @@ fn check_limit(limit: &Limit, at: &str) -> Result<(), String> {
 }
 
 fn check_config(config: &Config) -> Result<(), String> {
+    if config.admin == Admin::Bearer(String::new()) {
+        return Err("an empty statsToken accepted (anyone could read /__edgeshed/*)".into());
+    }
     check_limit(&config.global, "global")?;
     let origins = config.origins.len();
     for origin in &config.origins {

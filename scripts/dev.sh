@@ -71,6 +71,8 @@ Dashboard: $www  (simulation in the browser; "Live gateway" tab for this gateway
 
   curl -i $base/aggregate          # fan-out to users (required) + recs (optional)
   curl -i $base/proxy/hello?x=1    # streamed through to the users origin
+  # /__edgeshed/* is open here because wrangler.toml's demo configuration
+  # says "statsPublic": true (without it or a statsToken: 404)
   curl -s $base/__edgeshed/stats   # limiter state and counters (JSON)
   curl -s $base/__edgeshed/metrics # Prometheus text
 

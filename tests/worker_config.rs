@@ -9,7 +9,7 @@
 )]
 
 use edgeshed::admission::Policy;
-use edgeshed::worker::config::{Config, Route};
+use edgeshed::worker::config::{Admin, Config, ConfigError, Route};
 use edgeshed::worker::proxy_path::{OriginUrl, PathRefused};
 use edgeshed::worker::value::Value;
 use std::time::Duration;
@@ -32,11 +32,15 @@ fn parse(json: &str) -> Result<Config, String> {
     Config::from_value(&value(&json)).map_err(|e| e.message().to_string())
 }
 
-const DEMO: &str = include_str!("../worker/demo-config.json");
+/// The example configuration of the contract (DESIGN.md), also a fuzz seed.
+/// (The demo configuration lives in wrangler.toml; tests/worker/wrangler.test.mjs
+/// runs it in workerd.)
+const DESIGN: &str = include_str!("../fuzz/seeds/config/design.json");
 
 #[test]
-fn the_demo_configuration_is_valid_and_means_what_it_says() {
-    let config = parse(DEMO).unwrap();
+fn the_design_example_is_valid_and_means_what_it_says() {
+    let config = parse(DESIGN).unwrap();
+    assert_eq!(config.admin, Admin::Bearer("s3cret".into()));
     assert_eq!(config.retry_after_seconds, 1);
     assert_eq!(config.global.max_in_flight, 64);
     assert_eq!(
@@ -87,7 +91,11 @@ fn defaults_follow_the_contract() {
     assert_eq!(config.origins[0].max_body_bytes, 8 * 1024 * 1024);
     assert_eq!(config.origins[0].limit.policy(), Policy::Shed);
     assert_eq!(config.retry_after_seconds, 1);
-    assert_eq!(config.stats_token, None);
+    assert_eq!(
+        config.admin,
+        Admin::Closed,
+        "/__edgeshed/* closed unless opened"
+    );
     let config = parse(r#"{"origins": {"a": {"url": "http://a"}}, "routes": [{"path": "/x", "fanout": [{"origin": "a", "path": "/y"}]}]}"#).unwrap();
     match &config.routes[0] {
         Route::FanOut {
@@ -98,6 +106,42 @@ fn defaults_follow_the_contract() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn the_admin_endpoints_are_closed_unless_opened() {
+    assert_eq!(parse("{}").unwrap().admin, Admin::Closed);
+    assert_eq!(
+        parse(r#"{"statsPublic": false}"#).unwrap().admin,
+        Admin::Closed
+    );
+    assert_eq!(
+        parse(r#"{"statsPublic": null}"#).unwrap().admin,
+        Admin::Closed,
+        "null means omitted"
+    );
+    assert_eq!(
+        parse(r#"{"statsPublic": true}"#).unwrap().admin,
+        Admin::Public
+    );
+    assert_eq!(
+        parse(r#"{"statsToken": "t0k", "statsPublic": false}"#)
+            .unwrap()
+            .admin,
+        Admin::Bearer("t0k".into())
+    );
+}
+
+#[test]
+fn a_missing_binding_names_the_binding() {
+    let message = ConfigError::missing_binding("env has no EDGESHED")
+        .message()
+        .to_string();
+    assert!(
+        message.starts_with("the EDGESHED binding is missing: env has no EDGESHED"),
+        "{message}"
+    );
+    assert!(message.contains("wrangler.toml"), "{message}");
 }
 
 #[test]
@@ -199,6 +243,16 @@ fn every_invalid_configuration_names_the_key_that_is_wrong() {
         ),
         (r#"{"statsToken": 5}"#, "statsToken must be a string"),
         (r#"{"statsToken": ""}"#, "statsToken must not be empty"),
+        (
+            r#"{"statsPublic": "yes"}"#,
+            "statsPublic must be a boolean, got a string",
+        ),
+        (r#"{"statsPublic": 1}"#, "statsPublic must be a boolean"),
+        (
+            r#"{"statsToken": "t", "statsPublic": true}"#,
+            "statsPublic must not be true when statsToken is set",
+        ),
+        (r#"{"statspublic": true}"#, "statspublic is not a known key"),
         (r#"{"routes": {}}"#, "routes must be an array"),
         (r#"{"origins": []}"#, "origins must be an object"),
     ];
@@ -317,7 +371,7 @@ proptest::proptest! {
 
 #[test]
 fn the_longest_legitimate_request_is_bounded_by_queues_and_timeouts() {
-    let config = parse(DEMO).unwrap();
+    let config = parse(DESIGN).unwrap();
     // global queue 50 ms + slowest origin (recs: no queue, default 30 s) + 5 s
     assert_eq!(
         config.max_request_time(),

@@ -35,6 +35,7 @@
 //     off: the max of the last quarter of the 1 s samples is at most 1.25x +
 //     64 MiB the max of the second quarter;
 //   - the same instance then answers normal requests (200).
+import { randomUUID } from "node:crypto";
 import { fork } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
@@ -115,8 +116,12 @@ function originStats() {
 // configuration (a released permit is handed to a request waiting in another
 // request's context). --queues off: maxQueue 0 everywhere (shed at once).
 const queue = (maxQueue, queueTimeoutMs) => (args.queues ? { maxQueue, queueTimeoutMs } : { maxQueue: 0 });
+// The admin endpoints are closed by default: the soak reads them with a
+// bearer token (the constant-time check runs on every stats sample).
+const STATS_TOKEN = randomUUID();
 const CONFIG = {
   retryAfterSeconds: 1,
+  statsToken: STATS_TOKEN,
   global: { maxInFlight: 64, ...queue(64, 50) },
   origins: {
     users: { url: `http://127.0.0.1:${ports.users}`, maxInFlight: 4, ...queue(4, 20), timeoutMs: 1000 },
@@ -195,7 +200,16 @@ const CLIENT_TIMEOUT_MS = 15_000;
 function send(path) {
   return new Promise((resolve) => {
     const req = httpRequest(
-      { host: base.hostname, port: base.port, path, agent, headers: { "accept-encoding": "identity" } },
+      {
+        host: base.hostname,
+        port: base.port,
+        path,
+        agent,
+        headers: {
+          "accept-encoding": "identity",
+          ...(path.startsWith("/__edgeshed/") ? { authorization: `Bearer ${STATS_TOKEN}` } : {}),
+        },
+      },
       (res) => {
         const chunks = [];
         res.on("data", (c) => chunks.push(c));
@@ -382,7 +396,7 @@ async function stats() {
 let finalStats = await stats();
 // A request workerd cancels as hung leaves its task (and permits) behind
 // until the worker reclaims it, twice its longest legitimate request time
-// after it started (src/js/task.rs); wait that long before calling permits
+// after it started (`reclaim_expired` in src/js/task/mod.rs); wait that long before calling permits
 // lost. Longest request here: global queue 50 ms + users queue 20 ms +
 // timeoutMs 1000 + 5 s slack = 6.07 s, so 12.14 s.
 const RECLAIM_MS = 2 * (50 + 20 + 1000 + 5000) + 1000;

@@ -1,11 +1,16 @@
 //! The worker's configuration (the `EDGESHED` binding): its model and its
 //! validation. Every error names the key that is wrong.
 
+mod parts;
+mod read;
+
 use super::proxy_path::OriginUrl;
 use super::value::Value;
 use crate::admission::Policy;
 use core::fmt;
 use core::time::Duration;
+use parts::{limit, origin, route};
+use read::{boolean, error, field, integer, object, string, Result};
 
 /// Requests admitted at once when `global` is omitted; the rest are shed.
 pub const DEFAULT_GLOBAL_MAX_IN_FLIGHT: usize = 256;
@@ -16,26 +21,32 @@ pub const DEFAULT_ORIGIN_MAX_IN_FLIGHT: usize = 6;
 pub const DEFAULT_ORIGIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// An origin's `maxBodyBytes` when omitted: 8 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 8 * 1024 * 1024;
-/// Largest accepted `maxBodyBytes`: 128 MiB, the isolate's memory.
-const MAX_BODY_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
-/// Largest accepted count (`maxInFlight`, `maxQueue`).
-const MAX_COUNT: f64 = 1_000_000.0;
-/// Largest accepted millisecond value (what `setTimeout` accepts).
-const MAX_MILLIS: f64 = 2_147_483_647.0;
 
 /// The validated configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// `Retry-After` seconds on 503 answers.
     pub retry_after_seconds: u32,
-    /// When set, `/__edgeshed/*` needs `Authorization: Bearer <token>`.
-    pub stats_token: Option<String>,
+    /// Who may read `/__edgeshed/*` (`statsToken`, `statsPublic`).
+    pub admin: Admin,
     /// The limit on requests admitted into the worker.
     pub global: Limit,
     /// The origins, in configuration order.
     pub origins: Vec<Origin>,
     /// The routes, matched in order.
     pub routes: Vec<Route>,
+}
+
+/// Access to the admin endpoints (`/__edgeshed/*`): closed unless opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Admin {
+    /// Neither `statsToken` nor `"statsPublic": true`: every `/__edgeshed/*`
+    /// path answers 404, like an unknown path.
+    Closed,
+    /// `"statsPublic": true`: open to anyone who can reach the gateway.
+    Public,
+    /// `statsToken`: only with `Authorization: Bearer <token>`; 401 otherwise.
+    Bearer(String),
 }
 
 /// A concurrency limit and what happens beyond it.
@@ -123,6 +134,16 @@ impl ConfigError {
         Self(message.into())
     }
 
+    /// The error of a missing or unreadable `EDGESHED` binding: the gateway
+    /// fails closed (every request answers 500) instead of guessing a
+    /// configuration. `why` says what was found.
+    pub fn missing_binding(why: &str) -> Self {
+        Self(format!(
+            "the EDGESHED binding is missing: {why}; set it in wrangler.toml \
+             ([vars.EDGESHED], a JSON object, or a JSON string) -- see the README"
+        ))
+    }
+
     /// The message.
     pub fn message(&self) -> &str {
         &self.0
@@ -137,307 +158,6 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-type Result<T> = core::result::Result<T, ConfigError>;
-
-fn error<T>(message: String) -> Result<T> {
-    Err(ConfigError(message))
-}
-
-/// The entries of an object at `path`, refusing keys outside `known`.
-fn object<'v>(value: &'v Value, path: &str, known: &[&str]) -> Result<&'v [(String, Value)]> {
-    let Value::Object(entries) = value else {
-        return error(format!("{path} must be an object, got {}", value.kind()));
-    };
-    for (key, _) in entries {
-        if !known.contains(&key.as_str()) {
-            let at = join(path, key);
-            return error(format!(
-                "{at} is not a known key (expected one of: {})",
-                known.join(", ")
-            ));
-        }
-    }
-    Ok(entries)
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-fn field<'v>(entries: &'v [(String, Value)], key: &str) -> Option<&'v Value> {
-    entries
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v)
-        .filter(|v| !matches!(v, Value::Null))
-}
-
-/// An optional integer in `[min, max]` at `path`.
-fn integer(
-    value: Option<&Value>,
-    path: &str,
-    min: f64,
-    max: f64,
-    what: &str,
-) -> Result<Option<f64>> {
-    let Some(value) = value else {
-        return Ok(None);
-    };
-    match value {
-        Value::Number(n) if n.is_finite() && n.fract() == 0.0 && *n >= min && *n <= max => {
-            Ok(Some(*n))
-        }
-        Value::Number(n) => error(format!(
-            "{path} must be {what}, got {}",
-            describe_number(*n)
-        )),
-        other => error(format!("{path} must be {what}, got {}", other.kind())),
-    }
-}
-
-/// A number for an error message, without float formatting (which would
-/// pull tens of KiB of code into the worker's wasm): integers exactly, other
-/// values to three decimals.
-fn describe_number(n: f64) -> String {
-    if n.is_nan() {
-        return "NaN".into();
-    }
-    if n.is_infinite() {
-        return if n > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        return format!("{}", n as i64);
-    }
-    if n.abs() >= 1e15 {
-        return "a number too large".into();
-    }
-    let thousandths = (n.abs() * 1000.0).round() as u64;
-    let sign = if n < 0.0 { "-" } else { "" };
-    format!("{sign}{}.{:03}", thousandths / 1000, thousandths % 1000)
-}
-
-fn string<'v>(value: Option<&'v Value>, path: &str) -> Result<Option<&'v str>> {
-    match value {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => error(format!("{path} must be a string, got {}", other.kind())),
-    }
-}
-
-fn millis(value: Option<&Value>, path: &str) -> Result<Option<Duration>> {
-    Ok(integer(
-        value,
-        path,
-        1.0,
-        MAX_MILLIS,
-        "a positive integer (milliseconds)",
-    )?
-    .map(|ms| Duration::from_millis(ms as u64)))
-}
-
-fn limit(entries: &[(String, Value)], path: &str, default_max_in_flight: usize) -> Result<Limit> {
-    let max_in_flight = integer(
-        field(entries, "maxInFlight"),
-        &join(path, "maxInFlight"),
-        1.0,
-        MAX_COUNT,
-        "a positive integer",
-    )?
-    .map_or(default_max_in_flight, |n| n as usize);
-    let max_queue = integer(
-        field(entries, "maxQueue"),
-        &join(path, "maxQueue"),
-        0.0,
-        MAX_COUNT,
-        "a non-negative integer",
-    )?
-    .map_or(0, |n| n as usize);
-    let queue_timeout = millis(
-        field(entries, "queueTimeoutMs"),
-        &join(path, "queueTimeoutMs"),
-    )?;
-    let queue_timeout = match (max_queue, queue_timeout) {
-        (0, timeout) => timeout.unwrap_or_default(),
-        (_, Some(timeout)) => timeout,
-        (_, None) => {
-            return error(format!(
-                "{} is required when {} > 0 (every wait must be bounded)",
-                join(path, "queueTimeoutMs"),
-                join(path, "maxQueue")
-            ))
-        }
-    };
-    Ok(Limit {
-        max_in_flight,
-        max_queue,
-        queue_timeout,
-    })
-}
-
-fn origin(name: &str, value: &Value) -> Result<Origin> {
-    let name_is_plain = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !name_is_plain {
-        return error(format!(
-            "origins.\"{name}\" is not a valid origin name (1 to 64 of A-Z a-z 0-9 - _)"
-        ));
-    }
-    let path = format!("origins.{name}");
-    let entries = object(
-        value,
-        &path,
-        &[
-            "url",
-            "maxInFlight",
-            "maxQueue",
-            "queueTimeoutMs",
-            "timeoutMs",
-            "maxBodyBytes",
-        ],
-    )?;
-    let url_path = join(&path, "url");
-    let url = string(field(entries, "url"), &url_path)?
-        .ok_or_else(|| ConfigError(format!("{url_path} is required")))?;
-    let url = OriginUrl::parse(url).map_err(|why| ConfigError(format!("{url_path} {why}")))?;
-    Ok(Origin {
-        name: name.to_string(),
-        url,
-        limit: limit(entries, &path, DEFAULT_ORIGIN_MAX_IN_FLIGHT)?,
-        timeout: millis(field(entries, "timeoutMs"), &join(&path, "timeoutMs"))?
-            .or(Some(DEFAULT_ORIGIN_TIMEOUT)),
-        max_body_bytes: integer(
-            field(entries, "maxBodyBytes"),
-            &join(&path, "maxBodyBytes"),
-            1.0,
-            MAX_BODY_BYTES,
-            "a positive integer (bytes)",
-        )?
-        .map_or(DEFAULT_MAX_BODY_BYTES, |n| n as u64),
-    })
-}
-
-fn origin_index(origins: &[Origin], value: Option<&Value>, path: &str) -> Result<usize> {
-    let name = string(value, path)?.ok_or_else(|| ConfigError(format!("{path} is required")))?;
-    origins
-        .iter()
-        .position(|origin| origin.name == name)
-        .ok_or_else(|| ConfigError(format!("{path} names an unknown origin \"{name}\"")))
-}
-
-fn request_path(value: Option<&Value>, path: &str) -> Result<Option<String>> {
-    let Some(text) = string(value, path)? else {
-        return Ok(None);
-    };
-    if !text.starts_with('/') {
-        return error(format!("{path} must start with \"/\", got \"{text}\""));
-    }
-    if text
-        .chars()
-        .any(|c| c.is_control() || c == ' ' || c == '#' || c == '\\')
-    {
-        return error(format!("{path} must be a plain URL path, got \"{text}\""));
-    }
-    Ok(Some(text.to_string()))
-}
-
-fn route(index: usize, value: &Value, origins: &[Origin]) -> Result<Route> {
-    let path = format!("routes[{index}]");
-    let entries = object(
-        value,
-        &path,
-        &["path", "deadlineMs", "fanout", "prefix", "origin"],
-    )?;
-    let exact = request_path(field(entries, "path"), &join(&path, "path"))?;
-    let prefix = request_path(field(entries, "prefix"), &join(&path, "prefix"))?;
-    match (exact, prefix) {
-        (Some(_), Some(_)) => error(format!(
-            "{path} must have either \"path\" or \"prefix\", not both"
-        )),
-        (None, None) => error(format!(
-            "{path} needs \"path\" (a fan-out route) or \"prefix\" (a proxy route)"
-        )),
-        (Some(exact), None) => {
-            for key in ["origin"] {
-                if field(entries, key).is_some() {
-                    return error(format!("{} is only for prefix routes", join(&path, key)));
-                }
-            }
-            let fanout_path = join(&path, "fanout");
-            let Some(Value::Array(items)) = field(entries, "fanout") else {
-                return match field(entries, "fanout") {
-                    None => error(format!("{fanout_path} is required for a fan-out route")),
-                    Some(other) => error(format!(
-                        "{fanout_path} must be an array, got {}",
-                        other.kind()
-                    )),
-                };
-            };
-            if items.is_empty() {
-                return error(format!("{fanout_path} must name at least one origin call"));
-            }
-            let calls = items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| fanout_call(&format!("{fanout_path}[{i}]"), item, origins))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(Route::FanOut {
-                path: exact,
-                deadline: millis(field(entries, "deadlineMs"), &join(&path, "deadlineMs"))?,
-                calls,
-            })
-        }
-        (None, Some(prefix)) => {
-            for key in ["fanout", "deadlineMs"] {
-                if field(entries, key).is_some() {
-                    return error(format!("{} is only for fan-out routes", join(&path, key)));
-                }
-            }
-            if !prefix.ends_with('/') {
-                return error(format!(
-                    "{} must end with \"/\", got \"{prefix}\"",
-                    join(&path, "prefix")
-                ));
-            }
-            let origin = origin_index(origins, field(entries, "origin"), &join(&path, "origin"))?;
-            Ok(Route::Proxy { prefix, origin })
-        }
-    }
-}
-
-fn fanout_call(path: &str, value: &Value, origins: &[Origin]) -> Result<FanOutCall> {
-    let entries = object(value, path, &["origin", "path", "required"])?;
-    let origin = origin_index(origins, field(entries, "origin"), &join(path, "origin"))?;
-    let call_path = request_path(field(entries, "path"), &join(path, "path"))?
-        .ok_or_else(|| ConfigError(format!("{} is required", join(path, "path"))))?;
-    let required = match field(entries, "required") {
-        None => true,
-        Some(Value::Bool(required)) => *required,
-        Some(other) => {
-            return error(format!(
-                "{} must be a boolean, got {}",
-                join(path, "required"),
-                other.kind()
-            ))
-        }
-    };
-    Ok(FanOutCall {
-        origin,
-        path: call_path,
-        required,
-    })
-}
-
 impl Config {
     /// Validates a configuration value.
     pub fn from_value(value: &Value) -> Result<Config> {
@@ -447,6 +167,7 @@ impl Config {
             &[
                 "retryAfterSeconds",
                 "statsToken",
+                "statsPublic",
                 "global",
                 "origins",
                 "routes",
@@ -460,10 +181,7 @@ impl Config {
             "an integer from 0 to 86400",
         )?
         .map_or(1, |n| n as u32);
-        let stats_token = string(field(entries, "statsToken"), "statsToken")?.map(str::to_string);
-        if stats_token.as_deref() == Some("") {
-            return error("statsToken must not be empty (omit it to leave stats open)".into());
-        }
+        let admin = admin(entries)?;
         let global = match field(entries, "global") {
             None => Limit {
                 max_in_flight: DEFAULT_GLOBAL_MAX_IN_FLIGHT,
@@ -502,7 +220,7 @@ impl Config {
         };
         Ok(Config {
             retry_after_seconds,
-            stats_token,
+            admin,
             global,
             origins,
             routes,
@@ -532,5 +250,26 @@ impl Config {
             Route::FanOut { path: exact, .. } => exact == path,
             Route::Proxy { prefix, .. } => path.starts_with(prefix.as_str()),
         })
+    }
+}
+
+/// `statsToken` and `statsPublic`: who may read `/__edgeshed/*`.
+fn admin(entries: &[(String, Value)]) -> Result<Admin> {
+    let token = string(field(entries, "statsToken"), "statsToken")?;
+    let public = boolean(field(entries, "statsPublic"), "statsPublic")?.unwrap_or(false);
+    match (token, public) {
+        (Some(""), _) => error(
+            "statsToken must not be empty (omit it to keep /__edgeshed/* closed, \
+             or set \"statsPublic\": true to open it)"
+                .into(),
+        ),
+        (Some(_), true) => error(
+            "statsPublic must not be true when statsToken is set (choose one: \
+             a token, or public access)"
+                .into(),
+        ),
+        (Some(token), false) => Ok(Admin::Bearer(token.to_string())),
+        (None, true) => Ok(Admin::Public),
+        (None, false) => Ok(Admin::Closed),
     }
 }

@@ -1,5 +1,6 @@
-// /__edgeshed/stats and /__edgeshed/metrics: shape, Prometheus text,
-// statsToken, and not being counted in the global limiter.
+// /__edgeshed/stats and /__edgeshed/metrics: closed unless opened
+// (statsPublic or statsToken), shape, Prometheus text, and not being counted
+// in the global limiter.
 import { after as afterAll, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { after, answer, gate, startOrigin } from "./support/origin.mjs";
@@ -67,6 +68,48 @@ function assertHistogram(parsed, name, labels, expectedCount) {
   if (expectedCount !== undefined) assert.equal(count, expectedCount, `${name}_count ${JSON.stringify(labels)}`);
 }
 
+const ADMIN_PATHS = ["/__edgeshed/stats", "/__edgeshed/metrics", "/__edgeshed/budget", "/__edgeshed/", "/__edgeshed/nope"];
+
+describe("stats and metrics closed by default (no statsToken, no statsPublic)", () => {
+  let users, closed, explicit;
+  before(async () => {
+    users = await startOrigin("users");
+    users.behave(answer({ id: 1 }));
+    const config = {
+      origins: { users: { url: users.url } },
+      // A catch-all prefix route: a closed admin path is still not proxied.
+      routes: [
+        { path: "/agg", fanout: [{ origin: "users", path: "/u" }] },
+        { prefix: "/", origin: "users" },
+      ],
+    };
+    closed = await startWorker(config);
+    explicit = await startWorker({ ...config, statsPublic: false });
+  });
+  afterAll(async () => {
+    await Promise.all([closed, explicit].map((w) => w?.dispose()));
+    await users?.close();
+  });
+
+  for (const [what, worker] of [["omitted", () => closed], ['"statsPublic": false', () => explicit]]) {
+    test(`${what}: every /__edgeshed/* path answers 404 not_found, like an unknown path`, async () => {
+      const calls = users.requests.length;
+      for (const path of ADMIN_PATHS) {
+        for (const headers of [{}, { authorization: "Bearer anything" }]) {
+          const r = await worker().get(path, { headers });
+          assert.equal(r.status, 404, `${path} ${JSON.stringify(headers)}: ${r.status} ${r.text}`);
+          assert.deepEqual(r.json, { error: "not_found" }, path);
+          assert.equal(r.headers.get("www-authenticate"), null, "nothing hints at a guarded endpoint");
+          assert.ok(serverTiming(r.headers.get("server-timing")).has("admission"), "Server-Timing");
+        }
+      }
+      assert.equal(users.requests.length, calls, "never proxied to the origin");
+      const ok = await worker().get("/agg");
+      assert.equal(ok.status, 200, "ordinary routes are unaffected");
+    });
+  }
+});
+
 describe("stats and metrics (open)", () => {
   let users, recs, worker;
   before(async () => {
@@ -75,6 +118,7 @@ describe("stats and metrics (open)", () => {
     users.behave(answer({ id: 1 }));
     recs.behave(answer({ items: [1] }));
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       global: { maxInFlight: 5, maxQueue: 3, queueTimeoutMs: 40 },
       origins: {
         users: { url: users.url, maxInFlight: 4, maxQueue: 2, queueTimeoutMs: 30 },
@@ -217,6 +261,8 @@ describe("stats and metrics behind statsToken", () => {
       ]) {
         const r = await worker.get(path, { headers });
         assert.equal(r.status, 401, `${path} with ${JSON.stringify(headers)}: ${r.status}`);
+        assert.deepEqual(r.json, { error: "unauthorized" });
+        assert.match(r.headers.get("www-authenticate") ?? "", /^Bearer\b/, "WWW-Authenticate: Bearer");
         assert.ok(!r.text.includes("edgeshed_") && !r.text.includes("inFlight"), "no numbers leak");
       }
       const ok = await worker.get(path, { headers: { authorization: `Bearer ${token}` } });

@@ -1,12 +1,11 @@
 // The EDGESHED binding: invalid configurations answer 500 config on every
-// request (never a trap), a JSON string works like an object, defaults, and
-// the embedded demo configuration when the binding is missing.
+// request (never a trap) and are logged once per isolate with console.error;
+// a missing binding fails closed the same way; a JSON string works like an
+// object; defaults.
 import { after as afterAll, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { answer, startOrigin } from "./support/origin.mjs";
-import { NO_BINDING, ROOT, idle, serverTiming, startWorker } from "./support/worker.mjs";
+import { NO_BINDING, idle, serverTiming, startWorker } from "./support/worker.mjs";
 
 const ORIGIN = "http://127.0.0.1:9"; // never called: these configurations are refused first
 
@@ -65,6 +64,11 @@ const INVALID = [
   ["required that is not a boolean", variant((c) => void (c.routes[0].fanout[1].required = "no")), ["routes[0].fanout[1].required"]],
   ["an origin name with a quote (the message stays valid JSON)", variant((c) => void (c.origins['we"ird'] = { url: ORIGIN })), ['we"ird']],
   ["a route with both path and prefix", variant((c) => void (c.routes[1].path = "/x")), ["routes[1]"]],
+  ["statsPublic that is not a boolean", variant((c) => void (c.statsPublic = "yes")), ["statsPublic", "boolean"]],
+  ["statsPublic true next to a statsToken", variant((c) => Object.assign(c, { statsToken: "t", statsPublic: true })), ["statsPublic", "statsToken"]],
+  // Fails closed: no embedded configuration takes over.
+  ["no EDGESHED binding at all", NO_BINDING, ["the EDGESHED binding is missing: ", "wrangler.toml"]],
+  ["an EDGESHED binding of null", null, ["the EDGESHED binding is missing: "]],
 ];
 
 describe("invalid configuration: 500 config on every request", () => {
@@ -94,6 +98,12 @@ describe("invalid configuration: 500 config on every request", () => {
           assert.ok(answers[0].includes(mention), `message ${JSON.stringify(answers[0])} names ${mention}`);
         }
         assert.ok(answers.every((m) => m === answers[0]), "the same message on every request");
+        // Where the operator looks (wrangler dev / wrangler tail): logged
+        // once for the isolate, not once per request.
+        const logged = (await worker.logged()).filter((l) => l.message.includes(answers[0]));
+        assert.equal(logged.length, 1, `logged once for ${answers.length} requests: ${JSON.stringify(logged)}`);
+        assert.equal(logged[0].level, "error", "with console.error");
+        assert.match(logged[0].message, /^edgeshed: configuration error/);
       } finally {
         await worker.dispose();
       }
@@ -114,6 +124,7 @@ describe("valid configurations", () => {
   });
 
   const config = () => ({
+    statsPublic: true, // the test reads /__edgeshed/stats
     retryAfterSeconds: 1,
     global: { maxInFlight: 8, maxQueue: 8, queueTimeoutMs: 50 },
     origins: {
@@ -149,6 +160,7 @@ describe("valid configurations", () => {
 
   test("defaults: global omitted -> limit 256 and shed (no queue); origin maxInFlight 6; required true; null means omitted", async () => {
     const worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       origins: { users: { url: users.url, maxQueue: null }, recs: { url: recs.url } },
       routes: [{ path: "/a", fanout: [{ origin: "users", path: "/u" }, { origin: "recs", path: "/r" }] }],
     });
@@ -166,27 +178,35 @@ describe("valid configurations", () => {
       await worker.dispose();
     }
   });
+});
 
-  test("missing binding: the embedded demo configuration (worker/demo-config.json) runs", async () => {
-    const demo = JSON.parse(readFileSync(join(ROOT, "worker/demo-config.json"), "utf8"));
-    const worker = await startWorker(NO_BINDING);
-    try {
-      const stats = await worker.stats();
-      assert.deepEqual(Object.keys(stats.origins).sort(), Object.keys(demo.origins).sort());
-      assert.equal(stats.global.limit, demo.global.maxInFlight);
-      for (const [name, origin] of Object.entries(demo.origins)) {
-        assert.equal(stats.origins[name].limit, origin.maxInFlight, name);
+describe("a binding that throws when read: 500 config on every request, never an exception through Rust", () => {
+  // [variant, strings the message must contain]
+  for (const [variant, mentions] of [
+    ["getter", ["the EDGESHED binding is missing: reading env.EDGESHED threw (getter boom)"]],
+    ["ownKeys", ["EDGESHED could not be read (ownKeys boom)"]],
+    ["revoked", ["EDGESHED could not be read"]],
+    ["nested", ["EDGESHED could not be read (nested boom)"]],
+    ["item", ["EDGESHED.routes[0] could not be read (item boom)"]],
+  ]) {
+    test(variant, async () => {
+      const worker = await startWorker(NO_BINDING, {
+        scriptPath: "tests/worker/support/hostile-env.mjs",
+        bindings: { VARIANT: variant },
+      });
+      try {
+        for (const path of ["/aggregate", "/__edgeshed/stats", "/aggregate"]) {
+          const r = await worker.get(path);
+          assert.equal(r.status, 500, `${path}: ${r.text}`);
+          assert.equal(r.json?.error, "config", `${path}: ${r.text}`);
+          for (const mention of mentions) assert.ok(r.json.message.includes(mention), `${JSON.stringify(r.json.message)} names ${mention}`);
+        }
+        const logs = await worker.logged();
+        assert.equal(logs.filter((l) => l.level === "error").length, 1, JSON.stringify(logs));
+        assert.ok(!logs.some((l) => /Uncaught|unreachable|RuntimeError/.test(l.message)), JSON.stringify(logs));
+      } finally {
+        await worker.dispose();
       }
-      // /aggregate exists (the demo origins may or may not be running on this machine).
-      const r = await worker.get("/aggregate");
-      assert.ok([200, 502, 503, 504].includes(r.status), `/aggregate: ${r.status} ${r.text}`);
-      assert.notEqual(r.json?.error, "not_found");
-      assert.notEqual(r.json?.error, "config");
-      const none = await worker.get("/no-such-route");
-      assert.equal(none.status, 404);
-      assert.deepEqual(none.json, { error: "not_found" });
-    } finally {
-      await worker.dispose();
-    }
-  });
+    });
+  }
 });

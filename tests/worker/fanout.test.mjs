@@ -23,6 +23,7 @@ describe("fan-out: results and degradation", () => {
     recs = await startOrigin("recs");
     ads = await startOrigin("ads");
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       retryAfterSeconds: 2,
       origins: {
         users: { url: users.url, timeoutMs: 5000 },
@@ -177,6 +178,7 @@ describe("fan-out: required origin failures", () => {
     other = await startOrigin("other");
     downPort = await closedPort();
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       retryAfterSeconds: 3,
       origins: {
         users: { url: users.url, maxInFlight: 1, maxQueue: 0 },
@@ -351,6 +353,7 @@ describe("fan-out: global over capacity", () => {
   before(async () => {
     users = await startOrigin("users");
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       retryAfterSeconds: 7,
       global: { maxInFlight: 1 },
       origins: { users: { url: users.url } },
@@ -396,6 +399,7 @@ describe("fan-out wider than 6 connections", () => {
       res.end(JSON.stringify({ path: req.url }));
     });
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       origins: Object.fromEntries(names.map((n) => [n, { url: shared.url, timeoutMs: 3000 }])),
       routes: [{ path: "/wide", deadlineMs: 3000, fanout: names.map((n) => ({ origin: n, path: `/${n}` })) }],
     });

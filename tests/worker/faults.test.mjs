@@ -121,6 +121,7 @@ describe("fault matrix (one worker instance throughout)", () => {
     spare = await startOrigin("spare");
     healthy = await startOrigin("healthy");
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       retryAfterSeconds: 1,
       global: { maxInFlight: 32, maxQueue: 8, queueTimeoutMs: 200 },
       origins: {

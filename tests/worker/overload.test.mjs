@@ -13,6 +13,7 @@ describe("overload", () => {
     users.behave(answer({ id: 1 }, { delayMs: 100 }));
     recs.behave(answer({ items: [] }, { delayMs: 5 }));
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       retryAfterSeconds: 1,
       origins: {
         users: { url: users.url, maxInFlight: 4, maxQueue: 4, queueTimeoutMs: 50, timeoutMs: 2000 },

@@ -27,6 +27,7 @@ describe("prefix route", () => {
     evil = await startOrigin("evil");
     slow = await startOrigin("slow");
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       retryAfterSeconds: 4,
       origins: {
         users: { url: users.url, maxInFlight: 16 },
@@ -404,6 +405,7 @@ describe("prefix route to an origin URL written in a non-canonical form", () => 
   before(async () => {
     users = await startOrigin("users");
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       origins: {
         // Valid configurations: an explicit default port, a short IPv4 form.
         defaultPort: { url: "http://127.0.0.1:80" },

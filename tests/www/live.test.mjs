@@ -44,6 +44,7 @@ describe("dashboard: live mode against the worker in workerd", () => {
     // The demo configuration's limits, pointed at this test's origins (with
     // a longer deadline, so that a busy machine still answers some with 200).
     worker = await startWorker({
+      statsPublic: true, // the test reads /__edgeshed/*
       retryAfterSeconds: 1,
       global: { maxInFlight: 64, maxQueue: 64, queueTimeoutMs: 50 },
       origins: {
@@ -163,5 +164,28 @@ describe("dashboard: live mode against the worker in workerd", () => {
     const bad = await fetch(new URL("__www/burst?n=0", www.url), { method: "POST" });
     assert.equal(bad.status, 400);
     await bad.arrayBuffer();
+  });
+});
+
+describe("serve-www in front of a gateway whose stats need a token", () => {
+  test("EDGESHED_STATS_TOKEN / statsToken: the dashboard's server adds the bearer; without it the gateway answers 401", T, async () => {
+    const token = "dashboard-t0ken";
+    const worker = await startWorker({ statsToken: token, origins: {}, routes: [] }, { statsToken: token });
+    const servers = [];
+    try {
+      const withToken = await startServer({ port: 0, gateway: String(worker.url), statsToken: token });
+      const without = await startServer({ port: 0, gateway: String(worker.url), statsToken: "" });
+      servers.push(withToken, without);
+      const ok = await fetch(new URL("gateway/__edgeshed/stats", withToken.url));
+      assert.equal(ok.status, 200);
+      assert.deepEqual(Object.keys(await ok.json()), ["global", "origins"]);
+      const refused = await fetch(new URL("gateway/__edgeshed/stats", without.url));
+      assert.equal(refused.status, 401);
+      assert.match(refused.headers.get("www-authenticate") ?? "", /^Bearer\b/);
+      await refused.arrayBuffer();
+    } finally {
+      await Promise.all(servers.map((s) => s.close()));
+      await worker.dispose();
+    }
   });
 });

@@ -1,8 +1,10 @@
 //! `/__edgeshed/stats` and `/__edgeshed/metrics`: outside the global limit,
-//! guarded by `statsToken` when one is configured.
+//! and closed unless the configuration opens them: 404 without `statsToken`
+//! or `"statsPublic": true`, 401 without the right bearer token.
 
 use super::respond::{error_json, ResponseParts};
 use super::state::Gateway;
+use crate::worker::config::Admin;
 use crate::worker::metrics::{render_prometheus, render_stats_json};
 use wasm_bindgen::JsValue;
 
@@ -22,15 +24,24 @@ pub(crate) fn respond(
     request: &web_sys::Request,
     path: &str,
 ) -> Result<web_sys::Response, JsValue> {
-    if let Some(token) = &gateway.config.stats_token {
-        let given = request.headers().get("authorization")?.unwrap_or_default();
-        let authorized = given
-            .strip_prefix("Bearer ")
-            .is_some_and(|given| same_secret(given.trim(), token));
-        if !authorized {
-            return ResponseParts::json(401, error_json("unauthorized", &[]))
-                .header("www-authenticate", "Bearer realm=\"edgeshed\"")
-                .into_response();
+    match &gateway.config.admin {
+        // Closed: indistinguishable from a path no route matches.
+        Admin::Closed => {
+            return ResponseParts::json(404, error_json("not_found", &[]))
+                .timing("admission", core::time::Duration::ZERO)
+                .into_response()
+        }
+        Admin::Public => {}
+        Admin::Bearer(token) => {
+            let given = request.headers().get("authorization")?.unwrap_or_default();
+            let authorized = given
+                .strip_prefix("Bearer ")
+                .is_some_and(|given| same_secret(given.trim(), token));
+            if !authorized {
+                return ResponseParts::json(401, error_json("unauthorized", &[]))
+                    .header("www-authenticate", "Bearer realm=\"edgeshed\"")
+                    .into_response();
+            }
         }
     }
     match path {

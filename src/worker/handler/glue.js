@@ -51,8 +51,22 @@ export function tooLarge(response) { return response.__edgeshedTooLarge === true
 
 // --- src/worker/handler/mod.rs ---
 export function waitUntilSettled(ctx, promise) {
-  if (ctx && typeof ctx.waitUntil === "function") {
-    ctx.waitUntil(promise.then(() => {}, () => {}));
+  try {
+    if (ctx && typeof ctx.waitUntil === "function") {
+      ctx.waitUntil(promise.then(() => {}, () => {}));
+    }
+  } catch {
+    // A context that refuses (or a getter that throws): the task still ends
+    // on its own timers; never throw into the handler.
+  }
+}
+
+// --- src/worker/handler/state.rs ---
+export function logError(message) {
+  try {
+    console.error(message);
+  } catch {
+    // A console that throws must not break the request.
   }
 }
 

@@ -62,8 +62,13 @@ fn forwardable(from: &web_sys::Headers, extra_excluded: &[&str]) -> Vec<(String,
         return kept;
     };
     for entry in entries.flatten() {
-        let pair = js_sys::Array::from(&entry);
-        let (Some(name), Some(value)) = (pair.get(0).as_string(), pair.get(1).as_string()) else {
+        // `[name, value]` pairs, read through `Reflect` (which catches).
+        let part = |index| {
+            js_sys::Reflect::get_u32(&entry, index)
+                .ok()
+                .and_then(|v| v.as_string())
+        };
+        let (Some(name), Some(value)) = (part(0), part(1)) else {
             continue;
         };
         let lower = name.to_ascii_lowercase();

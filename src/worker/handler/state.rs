@@ -8,10 +8,14 @@ use crate::worker::config::{Config, ConfigError};
 use crate::worker::metrics::{Histogram, ScopeMetrics};
 use core::cell::RefCell;
 use std::rc::Rc;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::*;
 
-/// The embedded demo configuration, used when the `EDGESHED` binding is absent.
-pub(crate) const DEMO_CONFIG: &str = include_str!("../../../worker/demo-config.json");
+#[wasm_bindgen(module = "/src/worker/handler/glue.js")]
+extern "C" {
+    /// `console.error(message)`; never throws.
+    #[wasm_bindgen(js_name = logError)]
+    fn log_error(message: &str);
+}
 
 /// Configuration, limiters and metrics of this isolate.
 pub(crate) struct Gateway {
@@ -39,13 +43,22 @@ thread_local! {
 
 impl Gateway {
     /// The isolate's gateway, built from `env.EDGESHED` on first use. An
-    /// invalid configuration is remembered too: every request answers 500.
+    /// invalid configuration is remembered too: every request answers 500,
+    /// and the error is logged once (`wrangler dev` / `wrangler tail`).
     pub(crate) fn for_isolate(env: &JsValue) -> Result<Rc<Gateway>, ConfigError> {
-        GATEWAY.with(|cell| {
-            cell.borrow_mut()
-                .get_or_insert_with(|| Gateway::from_env(env).map(Rc::new))
-                .clone()
-        })
+        if let Some(known) = GATEWAY.with(|cell| cell.borrow().clone()) {
+            return known;
+        }
+        // Built outside the borrow: nothing that runs while the cell is
+        // borrowed can leave it borrowed for the next request.
+        let built = Gateway::from_env(env).map(Rc::new);
+        if let Err(error) = &built {
+            log_error(&format!(
+                "edgeshed: configuration error, every request answers 500 until it is fixed: {error}"
+            ));
+        }
+        GATEWAY.with(|cell| *cell.borrow_mut() = Some(built.clone()));
+        built
     }
 
     fn from_env(env: &JsValue) -> Result<Gateway, ConfigError> {

@@ -16,32 +16,60 @@ export function wranglerToml() {
   return wranglerConfig;
 }
 
-/** Marks "no EDGESHED binding at all" (the worker then runs its demo config). */
+/** Marks "no EDGESHED binding at all" (the worker then fails closed: 500 config). */
 export const NO_BINDING = Symbol("no binding");
 
 const BASE = "http://edgeshed.test";
+
+/** A worker that logs the `m` query parameter: a sync point for `worker.logged()`. */
+const MARKER_WORKER = (config) => ({
+  name: "log-marker",
+  modules: true,
+  script: `export default { fetch(request) {
+    console.log(new URL(request.url).searchParams.get("m"));
+    return new Response("ok");
+  } };`,
+  compatibilityDate: config.compatibility_date,
+});
+let markers = 0;
 
 /**
  * Starts a Miniflare instance running the worker with `binding` as
  * `env.EDGESHED` (an object, a JSON string, or NO_BINDING). The limiters
  * and the configuration live in the isolate: one instance per configuration.
+ * A test that reads `/__edgeshed/*` opens it in its configuration
+ * (`statsPublic: true`, or `statsToken` and the same `statsToken` here).
+ * What the worker logs (`console.*`) is collected instead of printed: read
+ * it with `await worker.logged()`. `scriptPath` (relative to the repository)
+ * and `bindings` (more env entries) are for test entries such as
+ * `support/hostile-env.mjs`.
  */
-export async function startWorker(binding, { statsToken } = {}) {
+export async function startWorker(binding, { statsToken, scriptPath = "worker/index.mjs", bindings = {} } = {}) {
   const wasm = join(ROOT, "dist/worker/edgeshed_bg.wasm");
   if (!existsSync(wasm)) throw new Error(`${wasm} is missing: run ./scripts/build-worker.sh first`);
   const config = wranglerToml();
-  const mf = new Miniflare({
+  const logs = [];
+  const workerOptions = {
+    name: "edgeshed",
     modules: true,
     modulesRoot: ROOT,
-    scriptPath: join(ROOT, "worker/index.mjs"),
+    scriptPath: join(ROOT, scriptPath),
     modulesRules: [
       { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
       { type: "CompiledWasm", include: ["**/*.wasm"] },
     ],
     compatibilityDate: config.compatibility_date,
     compatibilityFlags: config.compatibility_flags,
+    bindings: binding === NO_BINDING ? bindings : { ...bindings, EDGESHED: binding },
+  };
+  const mf = new Miniflare({
     cf: false,
-    bindings: binding === NO_BINDING ? {} : { EDGESHED: binding },
+    handleStructuredLogs({ level, message }) {
+      logs.push({ level, message });
+    },
+    // The marker worker shares workerd (and its log stream) with the gateway:
+    // when a line it logs arrives, every line logged before it has too.
+    workers: [workerOptions, MARKER_WORKER(config)],
   });
   const ready = await mf.ready;
   const auth = statsToken ? { authorization: `Bearer ${statsToken}` } : {};
@@ -49,6 +77,22 @@ export async function startWorker(binding, { statsToken } = {}) {
   const worker = {
     mf,
     url: ready,
+    /**
+     * Everything the gateway has logged (`console.*`) up to now, as
+     * `{ level, message }`: a marker is logged after it through the same
+     * workerd log stream, and waited for (bounded).
+     */
+    async logged({ timeoutMs = 5000 } = {}) {
+      const marker = `edgeshed-test-marker-${process.pid}-${++markers}`;
+      const fetcher = await mf.getWorker("log-marker");
+      await (await fetcher.fetch(`http://marker.test/?m=${marker}`)).text();
+      const start = Date.now();
+      while (!logs.some((l) => l.message.includes(marker))) {
+        if (Date.now() - start > timeoutMs) throw new Error(`the log marker never arrived; logs: ${JSON.stringify(logs)}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return logs.filter((l) => !l.message.includes("edgeshed-test-marker-"));
+    },
     /** `dispatchFetch` of `path` (a Response; the body is not read). */
     fetch(path, init = {}) {
       return mf.dispatchFetch(BASE + path, init);
