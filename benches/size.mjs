@@ -106,7 +106,7 @@ const cases = {
   "edgeshed worker": {
     scriptPath: join(ROOT, "worker/index.mjs"),
     bindings: {
-      EDGESHED: { origins: { a: { url: "http://127.0.0.1:9" } }, routes: [{ prefix: "/p/", origin: "a" }] },
+      EDGESHED: { statsPublic: true, origins: { a: { url: "http://127.0.0.1:9" } }, routes: [{ prefix: "/p/", origin: "a" }] },
     },
     path: "/__edgeshed/stats",
   },

@@ -112,7 +112,9 @@ export class LiveMode {
             ? "the gateway wants a stats token: set EDGESHED_STATS_TOKEN for serve-www"
             : body.error === "gateway_unreachable"
               ? `no gateway at ${body.gateway}: start it with ./scripts/dev.sh`
-              : `/__edgeshed/stats answered ${statsRes.status}`,
+              : statsRes.status === 404
+                ? 'the gateway keeps /__edgeshed/* closed: set "statsPublic": true or a "statsToken" in its EDGESHED configuration'
+                : `/__edgeshed/stats answered ${statsRes.status}`,
         );
       }
       const stats = await statsRes.json();
