@@ -4,7 +4,7 @@ use super::abort::Aborted;
 use super::clock::JsClock;
 use super::counters::CallCounters;
 use super::errors::{admit_error, deadline as deadline_error, type_error};
-use super::fetch::{global_fetch, hold_until_body_done, with_signal};
+use super::fetch::{global_fetch, with_signal};
 use super::options::{call_options, limiter_options, CallOptions};
 use super::race::{first, First};
 use super::settled::Settled;
@@ -31,14 +31,14 @@ pub struct Limiter {
 
 #[wasm_bindgen]
 impl Limiter {
-    /// `new Limiter({ maxInFlight, maxQueue, queueTimeoutMs })`; throws a
-    /// `TypeError`/`RangeError` naming the invalid option.
+    /// `new Limiter({ maxInFlight, maxQueue, queueTimeoutMs, bodyTimeoutMs })`;
+    /// throws a `TypeError`/`RangeError` naming the invalid option.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Limiter, JsValue> {
         let options = limiter_options(&options)?;
         Ok(Self {
             admission: Admission::new(options.max_in_flight, options.policy, JsClock),
-            counters: Rc::default(),
+            counters: Rc::new(CallCounters::new(options.body_timeout_ms)),
         })
     }
 
@@ -49,19 +49,25 @@ impl Limiter {
 
     /// `fetch` under the limit, holding the slot until the body is done.
     pub fn fetch(&self, input: JsValue, init: JsValue) -> js_sys::Promise {
-        fetch(&self.admission, input, init)
+        fetch(&self.admission, &self.counters, input, init)
     }
 
-    /// `{ inFlight, queued, admitted, shed, queueTimeouts, limit }`.
+    /// `{ inFlight, queued, admitted, shed, queueTimeouts, expired,
+    /// abandoned, heldBodies, bodyTimeouts, limit }`.
     pub fn stats(&self) -> JsValue {
         let stats = self.admission.stats();
+        let bodies = &self.counters.bodies;
         let object = js_sys::Object::new();
-        let fields: [(&str, f64); 6] = [
+        let fields: [(&str, f64); 10] = [
             ("inFlight", stats.in_flight as f64),
             ("queued", stats.queued as f64),
             ("admitted", stats.admitted as f64),
             ("shed", stats.shed as f64),
             ("queueTimeouts", stats.queue_timeouts as f64),
+            ("expired", stats.expired as f64),
+            ("abandoned", self.counters.abandoned.get() as f64),
+            ("heldBodies", bodies.held_bodies()),
+            ("bodyTimeouts", bodies.body_timeouts()),
             ("limit", stats.limit as f64),
         ];
         for (key, value) in fields {
@@ -266,7 +272,13 @@ async fn run_admitting(
     Err(error)
 }
 
-fn fetch(admission: &Admission<JsClock>, input: JsValue, init: JsValue) -> js_sys::Promise {
+fn fetch(
+    admission: &Admission<JsClock>,
+    counters: &Rc<CallCounters>,
+    input: JsValue,
+    init: JsValue,
+) -> js_sys::Promise {
+    let counters = Rc::clone(counters);
     promise_of(|| {
         let options = call_options(&init, "init", false)?;
         let deadline = deadline_of(&options);
@@ -281,12 +293,7 @@ fn fetch(admission: &Admission<JsClock>, input: JsValue, init: JsValue) -> js_sy
             let headers = Settled::new(&global_fetch(&input, &init)?);
             let timer = deadline.map(|at| JsClock.sleep_until(at));
             match first(headers, timer, None::<Pending<JsValue>>).await {
-                First::Work(Ok(response)) => {
-                    let id = super::held::hold(permit);
-                    super::held::with_release(|release| {
-                        hold_until_body_done(&response, id, release)
-                    })
-                }
+                First::Work(Ok(response)) => counters.bodies.hold(&response, permit),
                 First::Work(Err(error)) | First::Abort(error) => Err(error),
                 First::Deadline(()) => {
                     let error = deadline_error();
