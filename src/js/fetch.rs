@@ -27,6 +27,14 @@ extern "C" {
     #[wasm_bindgen(method, getter, js_name = bodyTimeouts)]
     pub(crate) fn body_timeouts(this: &Bodies) -> f64;
 
+    /// Expires the bodies of `bodies` that sat idle for its timeout; cheap
+    /// (a clock read) until one may have. Their own timers do it, except in
+    /// workerd once the request that made the fetch is gone: its timers never
+    /// fire, so a later call (of any request) does it.
+    #[cfg(feature = "js")]
+    #[wasm_bindgen(js_name = sweepBodies)]
+    fn sweep_bodies(bodies: &Bodies);
+
     /// Wraps `response` so that `release(id)` runs once its body has been
     /// read to the end, errored, been cancelled, sat idle (neither pulled by
     /// the consumer nor fed by the origin) for the holder's `timeoutMs`, or
@@ -60,6 +68,12 @@ impl Bodies {
     /// A holder whose bodies may sit idle for `timeout_ms`.
     pub(crate) fn new(timeout_ms: u32) -> Self {
         body_holder(timeout_ms)
+    }
+
+    /// Frees the slots of bodies idle for `bodyTimeoutMs` whose own timer
+    /// could not run (see [`sweep_bodies`]).
+    pub(crate) fn sweep(&self) {
+        sweep_bodies(self);
     }
 
     /// Returns `response` with its body holding `permit` until it is done

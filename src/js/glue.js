@@ -103,9 +103,19 @@ export function offAbort(signal, listener) {
 }
 
 // --- src/js/fetch.rs ---
-// Per-Limiter state of the bodies it holds (counted here, where the bodies are).
+// Per-Limiter state of the bodies it holds (counted here, where the bodies
+// are): `live` maps each held body to its expiry check, `nextCheck` is no
+// later than the earliest moment one of them can expire.
 export function bodyHolder(timeoutMs) {
-  return { timeoutMs, heldBodies: 0, bodyTimeouts: 0 };
+  return { timeoutMs, heldBodies: 0, bodyTimeouts: 0, live: new Map(), nextCheck: Infinity };
+}
+// Expires the bodies idle for timeoutMs. Their own timers do that, except in
+// workerd once the request that fetched them is gone (its timers never fire):
+// then the next call of any request, or stats(), does it here.
+export function sweepBodies(holder) {
+  if (holder.heldBodies === 0 || monotonicNow() < holder.nextCheck) return;
+  holder.nextCheck = Infinity;
+  for (const expire of [...holder.live.values()]) expire();
 }
 export function holdUntilBodyDone(holder, response, id, releaseId) {
   const release = () => releaseId(id);
@@ -145,6 +155,7 @@ function holdBody(holder, response, release) {
     released = true;
     clearTimeout(timer);
     holder.heldBodies--;
+    holder.live.delete(reader);
     registry?.unregister(reader);
     release();
     return true;
@@ -159,7 +170,11 @@ function holdBody(holder, response, release) {
   };
   const expire = () => {
     const idle = monotonicNow() - lastProgress;
-    if (idle < timeoutMs) return arm(Math.max(1, Math.ceil(timeoutMs - idle)));
+    if (idle < timeoutMs) {
+      holder.nextCheck = Math.min(holder.nextCheck, lastProgress + timeoutMs);
+      clearTimeout(timer);
+      return arm(Math.max(1, Math.ceil(timeoutMs - idle)));
+    }
     if (!finish()) return;
     holder.bodyTimeouts++;
     const error = errorWithStatus("DeadlineError", `response body idle for ${timeoutMs} ms (bodyTimeoutMs)`, 504);
@@ -204,6 +219,8 @@ function holdBody(holder, response, release) {
     headers: response.headers,
   });
   holder.heldBodies++;
+  holder.live.set(reader, expire);
+  holder.nextCheck = Math.min(holder.nextCheck, lastProgress + timeoutMs);
   arm(timeoutMs);
   // Unread and unreachable: free the slot now rather than at the timeout.
   registry?.register(wrapped, () => finish() && cancelQuietly(reader), reader);

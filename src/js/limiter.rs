@@ -44,19 +44,22 @@ impl Limiter {
 
     /// Runs `task` once admitted; see the TypeScript declaration.
     pub fn run(&self, task: JsValue, options: JsValue) -> js_sys::Promise {
+        self.counters.bodies.sweep();
         run(&self.admission, task, options)
     }
 
     /// `fetch` under the limit, holding the slot until the body is done.
     pub fn fetch(&self, input: JsValue, init: JsValue) -> js_sys::Promise {
+        self.counters.bodies.sweep();
         fetch(&self.admission, &self.counters, input, init)
     }
 
     /// `{ inFlight, queued, admitted, shed, queueTimeouts, expired,
     /// abandoned, heldBodies, bodyTimeouts, limit }`.
     pub fn stats(&self) -> JsValue {
-        let stats = self.admission.stats();
         let bodies = &self.counters.bodies;
+        bodies.sweep();
+        let stats = self.admission.stats();
         let object = js_sys::Object::new();
         let fields: [(&str, f64); 10] = [
             ("inFlight", stats.in_flight as f64),

@@ -177,7 +177,7 @@ describe("deadlines", () => {
     const outcome = await settle(limiter.run(() => (ran = true), { deadlineMs: 20 }));
     assertDeadline(outcome.error);
     assert.equal(ran, false);
-    assert.deepEqual(stats(limiter), expect({ inFlight: 1, queued: 0, admitted: 1, shed: 0, queueTimeouts: 0, limit: 1 }));
+    assert.deepEqual(stats(limiter), expect({ inFlight: 1, queued: 0, admitted: 1, shed: 0, queueTimeouts: 0, expired: 1, limit: 1 }));
     gate.resolve(1);
     await holder;
     assert.equal(stats(limiter).inFlight, 0);
