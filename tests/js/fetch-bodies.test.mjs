@@ -14,6 +14,8 @@ const { Limiter, OverloadedError, DeadlineError } = await import("edgeshed");
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc");
 const LONG = 60_000; // a bodyTimeoutMs no test waits for
+// Every step waits for an event or a bounded poll; this only turns a hang (a bug) into a failure.
+const T = { timeout: 20_000 };
 
 let origin;
 before(async () => {
@@ -34,7 +36,7 @@ function answerAll(path, status, body) {
   return () => (stop = true);
 }
 
-test("the issue's repro: `if (!res.ok) continue` twice frees both slots after bodyTimeoutMs", async () => {
+test("the issue's repro: `if (!res.ok) continue` twice frees both slots after bodyTimeoutMs", T, async () => {
   const bodyTimeoutMs = 150;
   const limiter = new Limiter({ maxInFlight: 2, bodyTimeoutMs });
   const stop = answerAll("/missing", 404, "no such thing");
@@ -66,7 +68,7 @@ test("the issue's repro: `if (!res.ok) continue` twice frees both slots after bo
   stop();
 });
 
-test("a timed-out body cancels the origin's stream (the connection closes)", async () => {
+test("a timed-out body cancels the origin's stream (the connection closes)", T, async () => {
   const limiter = new Limiter({ maxInFlight: 1, bodyTimeoutMs: 50 });
   const pending = limiter.fetch(`${origin.url}/endless`);
   const { res } = await origin.next("/endless");
@@ -80,7 +82,7 @@ test("a timed-out body cancels the origin's stream (the connection closes)", asy
   assert.ok(response.bodyUsed === false);
 });
 
-test("a body read steadily is never cut, even when it takes longer than bodyTimeoutMs in all", async () => {
+test("a body read steadily is never cut, even when it takes longer than bodyTimeoutMs in all", T, async () => {
   const bodyTimeoutMs = 300;
   const limiter = new Limiter({ maxInFlight: 1, bodyTimeoutMs });
   const pending = limiter.fetch(`${origin.url}/drip`);
@@ -102,7 +104,7 @@ test("a body read steadily is never cut, even when it takes longer than bodyTime
   assert.deepEqual([limiter.stats().inFlight, limiter.stats().bodyTimeouts], [0, 0]);
 });
 
-test("a Response garbage-collected unread frees its slot long before bodyTimeoutMs", async () => {
+test("a Response garbage-collected unread frees its slot long before bodyTimeoutMs", T, async () => {
   const limiter = new Limiter({ maxInFlight: 2, bodyTimeoutMs: LONG });
   const stop = answerAll("/gc", 404, "collect me");
   // Dropped as `if (!res.ok) return` drops it: nothing keeps the Response.
@@ -127,7 +129,7 @@ test("a Response garbage-collected unread frees its slot long before bodyTimeout
   stop();
 });
 
-test("a body read to the end frees its slot at once and clears its timer", async () => {
+test("a body read to the end frees its slot at once and clears its timer", T, async () => {
   const bodyTimeoutMs = 43_210; // tells this body's timer from any other
   const timers = spyTimers(bodyTimeoutMs);
   try {
@@ -149,7 +151,7 @@ test("a body read to the end frees its slot at once and clears its timer", async
   }
 });
 
-test("cancelling a body frees its slot at once and clears its timer", async () => {
+test("cancelling a body frees its slot at once and clears its timer", T, async () => {
   const bodyTimeoutMs = 43_211;
   const timers = spyTimers(bodyTimeoutMs);
   try {
@@ -169,7 +171,7 @@ test("cancelling a body frees its slot at once and clears its timer", async () =
   }
 });
 
-test("a response without a body holds nothing and arms no timer", async () => {
+test("a response without a body holds nothing and arms no timer", T, async () => {
   const bodyTimeoutMs = 43_212;
   const timers = spyTimers(bodyTimeoutMs);
   try {
