@@ -5,3 +5,4 @@ import init from "./edgeshed.js";
 await init({ module_or_path: new URL("./edgeshed_bg.wasm", import.meta.url) });
 
 export { Limiter } from "./edgeshed.js";
+export { OverloadedError, DeadlineError } from "./errors.js";

@@ -1,6 +1,9 @@
 // Turns wasm-pack's `--target web` output into the edgeshed npm package:
 // adds one entry per environment (Node, workerd, browser) and an `exports`
-// map that picks the right one, then prints the package's sizes.
+// map that picks the right one, then prints the package's sizes. The error
+// classes live in src/js/glue.js, which wasm-bindgen copies under snippets/
+// with a hash in its path: `errors.js` re-exports them from there, so that
+// rejections are instances of the very classes the entries export.
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { join, dirname } from "node:path";
@@ -13,8 +16,21 @@ if (!pkg) {
   process.exit(2);
 }
 
-const entries = ["node.js", "workerd.js", "browser.js", "index.d.ts"];
+const entries = ["node.js", "workerd.js", "browser.js", "index.d.ts", "errors.d.ts"];
 for (const file of entries) copyFileSync(join(here, file), join(pkg, file));
+
+const glueImports = [
+  ...new Set(readFileSync(join(pkg, "edgeshed.js"), "utf8").match(/\.\/snippets\/[^'"]+\/src\/js\/glue\.js/g) ?? []),
+];
+if (glueImports.length !== 1) {
+  console.error(`finish-pkg: expected edgeshed.js to import one snippets/.../src/js/glue.js, found ${glueImports.length}`);
+  process.exit(1);
+}
+writeFileSync(
+  join(pkg, "errors.js"),
+  `// The error classes of the package (made by npm/finish-pkg.mjs).\nexport { OverloadedError, DeadlineError } from "${glueImports[0]}";\n`,
+);
+entries.push("errors.js");
 copyFileSync(join(here, "README.md"), join(pkg, "README.md"));
 
 const manifestPath = join(pkg, "package.json");

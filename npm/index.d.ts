@@ -2,8 +2,8 @@ export {
   Limiter,
   LimiterOptions,
   RunOptions,
+  SignalledRunOptions,
   LimitedRequestInit,
   LimiterStats,
-  OverloadedError,
-  DeadlineError,
 } from "./edgeshed.js";
+export { OverloadedError, DeadlineError } from "./errors.js";

@@ -5,3 +5,4 @@ import { initSync } from "./edgeshed.js";
 initSync({ module: readFileSync(new URL("./edgeshed_bg.wasm", import.meta.url)) });
 
 export { Limiter } from "./edgeshed.js";
+export { OverloadedError, DeadlineError } from "./errors.js";

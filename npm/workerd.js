@@ -7,3 +7,4 @@ import { initSync } from "./edgeshed.js";
 initSync({ module: wasm });
 
 export { Limiter } from "./edgeshed.js";
+export { OverloadedError, DeadlineError } from "./errors.js";

@@ -3,16 +3,37 @@
 // Nothing here may throw into Rust unless its import is marked `catch`.
 
 // --- src/js/errors.rs ---
+/** Rejection of a call refused for lack of capacity (shed or queue timeout). */
+export class OverloadedError extends Error {
+  constructor(message = "service overloaded") {
+    super(message);
+    this.name = "OverloadedError";
+    this.status = 503;
+  }
+}
+/** Rejection of a call whose deadline (or a body's bodyTimeoutMs) passed. */
+export class DeadlineError extends Error {
+  constructor(message = "deadline expired") {
+    super(message);
+    this.name = "DeadlineError";
+    this.status = 504;
+  }
+}
 export function errorWithStatus(name, message, status) {
   // These errors are flow control (503/504), raised by the thousand under
   // overload; a stack trace would only point into edgeshed and costs more
   // than everything else on the rejection path.
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
-  const error = new Error(message);
+  let error;
+  if (name === "OverloadedError") error = new OverloadedError(message);
+  else if (name === "DeadlineError") error = new DeadlineError(message);
+  else {
+    error = new Error(message);
+    error.name = name;
+    error.status = status;
+  }
   Error.stackTraceLimit = limit;
-  error.name = name;
-  error.status = status;
   return error;
 }
 
@@ -82,43 +103,109 @@ export function offAbort(signal, listener) {
 }
 
 // --- src/js/fetch.rs ---
-export function holdUntilBodyDone(response, id, releaseId) {
+// Per-Limiter state of the bodies it holds (counted here, where the bodies
+// are): `live` maps each held body to its expiry check, `nextCheck` is no
+// later than the earliest moment one of them can expire.
+export function bodyHolder(timeoutMs) {
+  return { timeoutMs, heldBodies: 0, bodyTimeouts: 0, live: new Map(), nextCheck: Infinity };
+}
+// Expires the bodies idle for timeoutMs. Their own timers do that, except in
+// workerd once the request that fetched them is gone (its timers never fire):
+// then the next call of any request, or stats(), does it here.
+export function sweepBodies(holder) {
+  if (holder.heldBodies === 0 || monotonicNow() < holder.nextCheck) return;
+  holder.nextCheck = Infinity;
+  for (const expire of [...holder.live.values()]) expire();
+}
+export function holdUntilBodyDone(holder, response, id, releaseId) {
   const release = () => releaseId(id);
   try {
-    return holdBody(response, release);
+    return holdBody(holder, response, release);
   } catch (error) {
     release();
     throw error;
   }
 }
-function holdBody(response, release) {
+// Frees the slot of a wrapped Response collected unread. Made on first use:
+// some hosts have no FinalizationRegistry, or forbid work at module scope.
+let collected;
+function collectedRegistry() {
+  if (collected === undefined) {
+    collected = typeof FinalizationRegistry === "function" ? new FinalizationRegistry((free) => free()) : null;
+  }
+  return collected;
+}
+// The body is idle while neither the consumer pulls nor the origin delivers
+// a chunk; idle for holder.timeoutMs, it is cancelled and its slot freed.
+// One timer per body, re-armed lazily from the time of the last progress.
+function holdBody(holder, response, release) {
   if (response.body === null) {
     release();
     return response;
   }
   const reader = response.body.getReader();
+  const timeoutMs = holder.timeoutMs;
   let released = false;
+  let lastProgress = monotonicNow();
+  let controller;
+  let timer;
+  const registry = collectedRegistry();
   const finish = () => {
-    if (!released) {
-      released = true;
-      release();
+    if (released) return false;
+    released = true;
+    clearTimeout(timer);
+    holder.heldBodies--;
+    holder.live.delete(reader);
+    registry?.unregister(reader);
+    release();
+    return true;
+  };
+  const progress = () => {
+    lastProgress = monotonicNow();
+  };
+  const arm = (ms) => {
+    timer = setTimeout(expire, ms);
+    // Node.js: an idle body must not keep the process alive on its own.
+    timer?.unref?.();
+  };
+  const expire = () => {
+    const idle = monotonicNow() - lastProgress;
+    if (idle < timeoutMs) {
+      holder.nextCheck = Math.min(holder.nextCheck, lastProgress + timeoutMs);
+      clearTimeout(timer);
+      return arm(Math.max(1, Math.ceil(timeoutMs - idle)));
     }
+    if (!finish()) return;
+    holder.bodyTimeouts++;
+    const error = errorWithStatus("DeadlineError", `response body idle for ${timeoutMs} ms (bodyTimeoutMs)`, 504);
+    try {
+      controller.error(error);
+    } catch {
+      // already closed or errored
+    }
+    cancelQuietly(reader, error);
   };
   const body = new ReadableStream({
-    async pull(controller) {
+    start(c) {
+      controller = c;
+    },
+    async pull(c) {
+      progress();
       let chunk;
       try {
         chunk = await reader.read();
       } catch (error) {
-        finish();
-        controller.error(error);
+        if (finish()) c.error(error);
         return;
       }
+      // Cancelled, timed out or collected meanwhile: the stream is done.
+      if (released) return;
+      progress();
       if (chunk.done) {
         finish();
-        controller.close();
+        c.close();
       } else {
-        controller.enqueue(chunk.value);
+        c.enqueue(chunk.value);
       }
     },
     cancel(reason) {
@@ -126,11 +213,25 @@ function holdBody(response, release) {
       return reader.cancel(reason);
     },
   });
-  return new Response(body, {
+  const wrapped = new Response(body, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
   });
+  holder.heldBodies++;
+  holder.live.set(reader, expire);
+  holder.nextCheck = Math.min(holder.nextCheck, lastProgress + timeoutMs);
+  arm(timeoutMs);
+  // Unread and unreachable: free the slot now rather than at the timeout.
+  registry?.register(wrapped, () => finish() && cancelQuietly(reader), reader);
+  return wrapped;
+}
+function cancelQuietly(reader, reason) {
+  try {
+    reader.cancel(reason).catch(() => {});
+  } catch {
+    // another request's stream (workerd): it cannot be cancelled from here
+  }
 }
 
 export function globalFetch(input, init) {
@@ -173,6 +274,29 @@ export function describeValue(value) {
   if (value === null) return "null";
   if (typeof value === "number") return String(value);
   return typeof value;
+}
+export function nearMissKey(object, key) {
+  let keys;
+  try {
+    keys = Object.keys(object);
+  } catch {
+    return undefined;
+  }
+  const wanted = key.toLowerCase();
+  return keys.find((k) => k !== key && editDistanceAtMost2(k.toLowerCase(), wanted));
+}
+// Levenshtein distance <= 2 (a typo), one row at a time.
+function editDistanceAtMost2(a, b) {
+  if (Math.abs(a.length - b.length) > 2) return false;
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length] <= 2;
 }
 
 // --- src/js/settled.rs ---

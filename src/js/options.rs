@@ -13,11 +13,16 @@ const MAX_COUNT: f64 = 1_000_000.0;
 /// The largest millisecond value: what `setTimeout` accepts (2^31 - 1).
 const MAX_MILLIS: f64 = 2_147_483_647.0;
 
+/// `bodyTimeoutMs` when not given: 30 s.
+const DEFAULT_BODY_TIMEOUT_MS: f64 = 30_000.0;
+
 /// Validated `new Limiter(options)` options.
 #[derive(Debug)]
 pub(crate) struct LimiterOptions {
     pub(crate) max_in_flight: usize,
     pub(crate) policy: Policy,
+    /// The longest a `fetch` response body may sit idle holding its slot.
+    pub(crate) body_timeout_ms: u32,
 }
 
 /// Validated per-call options of `run` (and the edgeshed keys of `fetch`'s `init`).
@@ -33,6 +38,11 @@ extern "C" {
     /// (printing numbers in JavaScript keeps float formatting out of the wasm).
     #[wasm_bindgen(js_name = describeValue)]
     fn describe(value: &JsValue) -> String;
+
+    /// The first own key of `object` that is a near miss of `key` (the
+    /// same but for case, or at most two edits away) without being `key`.
+    #[wasm_bindgen(js_name = nearMissKey)]
+    fn near_miss_key(object: &JsValue, key: &str) -> Option<String>;
 }
 
 /// Reads `object[key]`, turning a throwing getter into a `TypeError`.
@@ -98,19 +108,21 @@ fn require_object(value: &JsValue, what: &str) -> Result<(), JsValue> {
     }
 }
 
-/// Parses `new Limiter({ maxInFlight, maxQueue, queueTimeoutMs })`.
+/// Parses `new Limiter({ maxInFlight, maxQueue, queueTimeoutMs, bodyTimeoutMs })`.
 pub(crate) fn limiter_options(options: &JsValue) -> Result<LimiterOptions, JsValue> {
     const WHAT: &str = "options";
     require_object(options, WHAT)?;
     reject_unknown_keys(
         options,
-        &["maxInFlight", "maxQueue", "queueTimeoutMs"],
+        &["maxInFlight", "maxQueue", "queueTimeoutMs", "bodyTimeoutMs"],
         WHAT,
     )?;
     let max_in_flight = integer(options, "maxInFlight", WHAT, 1.0, MAX_COUNT)?
         .ok_or_else(|| type_error("options.maxInFlight is required"))?;
     let max_queue = integer(options, "maxQueue", WHAT, 0.0, MAX_COUNT)?.unwrap_or(0.0);
     let queue_timeout = integer(options, "queueTimeoutMs", WHAT, 0.0, MAX_MILLIS)?;
+    let body_timeout = integer(options, "bodyTimeoutMs", WHAT, 1.0, MAX_MILLIS)?
+        .unwrap_or(DEFAULT_BODY_TIMEOUT_MS);
     let policy = match (max_queue as usize, queue_timeout) {
         (0, _) => Policy::Shed,
         (_, None) => {
@@ -131,11 +143,14 @@ pub(crate) fn limiter_options(options: &JsValue) -> Result<LimiterOptions, JsVal
     Ok(LimiterOptions {
         max_in_flight: max_in_flight as usize,
         policy,
+        body_timeout_ms: body_timeout as u32,
     })
 }
 
 /// Reads `signal` and `deadlineMs` from `object`. With `strict`, other keys
-/// are refused (`run`'s options); without, they are left for `fetch`.
+/// are refused (`run`'s options); without, they are left for `fetch`, except
+/// near misses of `deadlineMs` (`deadlineMS`, `deadline`, `deadlineMs ` ...),
+/// which `fetch` would ignore silently: those are refused too.
 pub(crate) fn call_options(
     object: &JsValue,
     what: &str,
@@ -147,6 +162,10 @@ pub(crate) fn call_options(
     require_object(object, what)?;
     if strict {
         reject_unknown_keys(object, &["signal", "deadlineMs"], what)?;
+    } else if let Some(typo) = near_miss_key(object, "deadlineMs") {
+        return Err(type_error(&format!(
+            "{what}.{typo} is not an option: did you mean {what}.deadlineMs?"
+        )));
     }
     let signal = get(object, "signal", what)?;
     let signal = if signal.is_undefined() || signal.is_null() {

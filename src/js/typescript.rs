@@ -1,5 +1,6 @@
 //! The TypeScript declarations of the npm package (`index.d.ts` is made
-//! from them by wasm-bindgen).
+//! from them by wasm-bindgen). The error classes are declared in
+//! `npm/errors.d.ts`, next to the `errors.js` that exports them.
 
 use wasm_bindgen::prelude::*;
 
@@ -10,27 +11,40 @@ export interface LimiterOptions {
   /** Most calls running at once (1 to 1,000,000). */
   maxInFlight: number;
   /** Most calls waiting for a slot (0 to 1,000,000; default 0 = shed at once when full). */
-  maxQueue?: number;
+  maxQueue?: number | undefined;
   /** Longest wait in the queue, in ms (required when `maxQueue > 0`). */
-  queueTimeoutMs?: number;
+  queueTimeoutMs?: number | undefined;
+  /**
+   * Longest a `fetch` response body may sit idle while it holds its slot, in
+   * ms (1 to 2,147,483,647; default 30000). Idle: neither read by the consumer
+   * nor fed by the origin. Then the body is cancelled (a later read rejects
+   * with a `DeadlineError`) and the slot freed, counted in `bodyTimeouts`.
+   */
+  bodyTimeoutMs?: number | undefined;
 }
 
 /** Per-call options of `Limiter.run`. */
 export interface RunOptions {
-  /** Aborting it removes a queued call, or rejects a running one with the signal's reason. */
-  signal?: AbortSignal;
+  /**
+   * Aborting it removes a queued call, or rejects a running one at once with
+   * the signal's reason (its slot is freed when `fn` settles).
+   */
+  signal?: AbortSignal | undefined;
   /** Budget in ms from the call, covering the queue wait and the work. */
-  deadlineMs?: number;
+  deadlineMs?: number | undefined;
 }
+
+/** `RunOptions` with a `signal` or a `deadlineMs`: then `fn` receives an `AbortSignal`. */
+export type SignalledRunOptions = RunOptions & ({ signal: AbortSignal } | { deadlineMs: number });
 
 /** `fetch` init, plus edgeshed's `deadlineMs` (until response headers). */
 export interface LimitedRequestInit extends RequestInit {
-  deadlineMs?: number;
+  deadlineMs?: number | undefined;
 }
 
 /** A snapshot of a limiter. */
 export interface LimiterStats {
-  /** Calls holding a slot now. */
+  /** Calls holding a slot now (abandoned ones and held bodies included). */
   inFlight: number;
   /** Calls waiting for a slot now. */
   queued: number;
@@ -40,14 +54,17 @@ export interface LimiterStats {
   shed: number;
   /** Calls rejected after waiting `queueTimeoutMs`. */
   queueTimeouts: number;
+  /** Calls rejected with a `DeadlineError` when their `deadlineMs` passed. */
+  expired: number;
+  /** Calls rejected (deadline or abort) while their work still ran: their slot was freed when it settled. */
+  abandoned: number;
+  /** Slots held by `fetch` response bodies now. */
+  heldBodies: number;
+  /** `fetch` bodies cancelled after sitting idle for `bodyTimeoutMs`. */
+  bodyTimeouts: number;
   /** `maxInFlight`. */
   limit: number;
 }
-
-/** Rejection of a call refused for lack of capacity. */
-export interface OverloadedError extends Error { name: "OverloadedError"; status: 503 }
-/** Rejection of a call whose deadline passed. */
-export interface DeadlineError extends Error { name: "DeadlineError"; status: 504 }
 
 /**
  * Admission control for async work: at most `maxInFlight` calls at once, at
@@ -58,12 +75,22 @@ export class Limiter {
   /** @throws {TypeError | RangeError} naming the invalid option. */
   constructor(options: LimiterOptions);
   /**
-   * Runs `fn` once admitted and settles with its result. When `signal` or
-   * `deadlineMs` is given, `fn` receives an AbortSignal that aborts when
-   * either fires; pass it on (e.g. to `fetch`) so the work stops too.
+   * Runs `fn` once admitted and settles with its result. With a `signal` or
+   * a `deadlineMs`, `fn` receives an AbortSignal that aborts when either
+   * fires; pass it on (e.g. to `fetch`) so the work stops too. A deadline or
+   * abort rejects at once (`DeadlineError`, or the signal's reason); the
+   * slot is freed when `fn` settles.
    */
+  run<T>(fn: (signal: AbortSignal) => T | PromiseLike<T>, options: SignalledRunOptions): Promise<T>;
+  /** Runs `fn` once admitted; `fn` receives a signal only if `options` has a `signal` or `deadlineMs`. */
   run<T>(fn: (signal?: AbortSignal) => T | PromiseLike<T>, options?: RunOptions): Promise<T>;
-  /** `fetch` under the limit; the slot is held until the body is read, cancelled or errors. */
+  /**
+   * `fetch` under the limit; the slot is held until the body is read to the
+   * end, cancelled or errors, sits idle for `bodyTimeoutMs`, or the
+   * `Response` is garbage-collected unread. A deadline or abort rejects at
+   * once; the slot is freed when the aborted fetch settles.
+   * @throws {TypeError} (as a rejection) for a near miss of `deadlineMs` such as `deadlineMS`.
+   */
   fetch(input: RequestInfo | URL, init?: LimitedRequestInit): Promise<Response>;
   /** Current state and counters. */
   stats(): LimiterStats;

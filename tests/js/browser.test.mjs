@@ -109,7 +109,7 @@ test("README: the browser snippet loads the package through the import map and l
   assert.deepEqual(result, {
     loaded: [1, 2, 3, 4],
     shed: 2,
-    stats: { inFlight: 0, queued: 0, admitted: 4, shed: 2, queueTimeouts: 0, limit: 2 },
+    stats: { inFlight: 0, queued: 0, admitted: 4, shed: 2, queueTimeouts: 0, expired: 0, abandoned: 0, heldBodies: 0, bodyTimeouts: 0, limit: 2 },
   });
   assert.deepEqual(problems, []);
   const paths = served.map((line) => line.slice(4));

@@ -11,10 +11,16 @@ import { ROOT, PKG } from "./support/link-package.mjs";
 import { closed, deferred, isSettled, readmeSnippet, settle, startOrigin } from "./support/helpers.mjs";
 
 // Dynamic, so that the link above exists before "edgeshed" is resolved.
-const { Limiter } = await import("edgeshed");
+const { Limiter, OverloadedError, DeadlineError } = await import("edgeshed");
 const run = promisify(execFile);
 
-const STATS_KEYS = ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit"];
+const STATS_KEYS = [
+  "inFlight", "queued", "admitted", "shed", "queueTimeouts",
+  "expired", "abandoned", "heldBodies", "bodyTimeouts", "limit",
+];
+// The counters most tests never move: `expect(...)` fills them in.
+const QUIET = { expired: 0, abandoned: 0, heldBodies: 0, bodyTimeouts: 0 };
+const expect = (fields) => ({ ...QUIET, ...fields });
 const LONG = 60_000; // a queue timeout no test waits for (admission clears its timer)
 
 function stats(limiter) {
@@ -24,14 +30,16 @@ function stats(limiter) {
 }
 
 function assertOverloaded(error, message = /overloaded/) {
-  assert.ok(error instanceof Error, `expected an Error, got ${error}`);
+  assert.ok(error instanceof OverloadedError, `expected an OverloadedError, got ${error}`);
+  assert.ok(error instanceof Error);
   assert.equal(error.name, "OverloadedError");
   assert.equal(error.status, 503);
   assert.match(error.message, message);
 }
 
 function assertDeadline(error) {
-  assert.ok(error instanceof Error, `expected an Error, got ${error}`);
+  assert.ok(error instanceof DeadlineError, `expected a DeadlineError, got ${error}`);
+  assert.ok(error instanceof Error);
   assert.equal(error.name, "DeadlineError");
   assert.equal(error.status, 504);
 }
@@ -51,9 +59,9 @@ test("the package resolves through pkg/package.json to the node entry", async ()
   assert.equal(manifest.exports["."].node, "./node.js");
   assert.match(import.meta.resolve("edgeshed"), /\/(pkg|node_modules\/edgeshed)\/node\.js$/);
   assert.equal(typeof Limiter, "function");
-  assert.deepEqual(stats(new Limiter({ maxInFlight: 3 })), {
+  assert.deepEqual(stats(new Limiter({ maxInFlight: 3 })), expect({
     inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 3,
-  });
+  }));
 });
 
 describe("admission", () => {
@@ -62,13 +70,13 @@ describe("admission", () => {
     const log = [];
     const gates = [deferred(), deferred()];
     const running = gates.map((gate, i) => limiter.run(gatedTask(log, `t${i}`, gate)));
-    assert.deepEqual(stats(limiter), { inFlight: 2, queued: 0, admitted: 2, shed: 0, queueTimeouts: 0, limit: 2 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 2, queued: 0, admitted: 2, shed: 0, queueTimeouts: 0, limit: 2 }));
 
     const third = await settle(limiter.run(() => log.push("t2")));
     assert.equal(third.ok, false);
     assertOverloaded(third.error);
     assert.equal(third.error.message, "service overloaded");
-    assert.deepEqual(stats(limiter), { inFlight: 2, queued: 0, admitted: 2, shed: 1, queueTimeouts: 0, limit: 2 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 2, queued: 0, admitted: 2, shed: 1, queueTimeouts: 0, limit: 2 }));
 
     gates[0].resolve("a");
     gates[1].resolve("b");
@@ -83,7 +91,7 @@ describe("admission", () => {
     const log = [];
     const gates = Array.from({ length: 4 }, () => deferred());
     const calls = gates.map((gate, i) => limiter.run(gatedTask(log, i, gate)));
-    assert.deepEqual(stats(limiter), { inFlight: 1, queued: 3, admitted: 1, shed: 0, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 1, queued: 3, admitted: 1, shed: 0, queueTimeouts: 0, limit: 1 }));
 
     const overflow = await settle(limiter.run(() => "never"));
     assertOverloaded(overflow.error);
@@ -95,7 +103,7 @@ describe("admission", () => {
       gates[i].resolve(i * 10);
       assert.equal(await calls[i], i * 10);
     }
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 4, shed: 1, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 4, shed: 1, queueTimeouts: 0, limit: 1 }));
   });
 
   test("a queue timeout rejects with OverloadedError and leaves no waiter behind", async () => {
@@ -111,7 +119,7 @@ describe("admission", () => {
     assert.ok(performance.now() - started >= 15, "it waited for the queue timeout");
     assertOverloaded(outcome.error, /queue timeout/);
     assert.equal(ran, false);
-    assert.deepEqual(stats(limiter), { inFlight: 1, queued: 0, admitted: 1, shed: 0, queueTimeouts: 1, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 1, queued: 0, admitted: 1, shed: 0, queueTimeouts: 1, limit: 1 }));
 
     gate.resolve("done");
     assert.equal(await holder, "done");
@@ -119,7 +127,7 @@ describe("admission", () => {
     const next = limiter.run(() => "next");
     assert.equal(stats(limiter).inFlight, 1);
     assert.equal(await next, "next");
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 2, shed: 0, queueTimeouts: 1, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 2, shed: 0, queueTimeouts: 1, limit: 1 }));
   });
 });
 
@@ -156,7 +164,7 @@ describe("queue timeouts share one host timer", () => {
     const results = await Promise.all(waiters);
     assert.deepEqual(results, Array.from({ length: 1000 }, (_, i) => i));
     assert.equal(hostTimers(), before, "the shared timer is cleared with the last waiter (Node can exit)");
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 1001, shed: 0, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 1001, shed: 0, queueTimeouts: 0, limit: 1 }));
   });
 });
 
@@ -169,23 +177,29 @@ describe("deadlines", () => {
     const outcome = await settle(limiter.run(() => (ran = true), { deadlineMs: 20 }));
     assertDeadline(outcome.error);
     assert.equal(ran, false);
-    assert.deepEqual(stats(limiter), { inFlight: 1, queued: 0, admitted: 1, shed: 0, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 1, queued: 0, admitted: 1, shed: 0, queueTimeouts: 0, expired: 1, limit: 1 }));
     gate.resolve(1);
     await holder;
     assert.equal(stats(limiter).inFlight, 0);
   });
 
-  test("deadlineMs expires while running: DeadlineError 504, the task's signal aborts, the permit is freed", async () => {
-    const limiter = new Limiter({ maxInFlight: 1 });
+  test("deadlineMs expires while running: DeadlineError 504 at once, the task's signal aborts, the slot is freed when the task settles", async () => {
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 1, queueTimeoutMs: LONG });
     const gate = deferred();
     const outcome = await settle(limiter.run(gatedTask([], "slow", gate), { deadlineMs: 20 }));
     assertDeadline(outcome.error);
-    assert.equal(stats(limiter).inFlight, 0, "freed although the task has not settled");
     assert.ok(gate.signal instanceof AbortSignal, "the task received a signal");
     assert.equal(gate.signal.aborted, true);
     assert.equal(gate.signal.reason, outcome.error);
+    // The task ignores its signal and still runs: it keeps its slot.
+    assert.equal(stats(limiter).inFlight, 1, "held until the task settles");
+    assert.equal(stats(limiter).abandoned, 1);
+    assert.equal(stats(limiter).expired, 1);
+    const next = limiter.run(() => "next");
+    assert.equal(stats(limiter).queued, 1, "the next call waits for the slot");
     gate.resolve("too late");
-    assert.equal(await limiter.run(() => "next"), "next");
+    assert.equal(await next, "next");
+    assert.equal(stats(limiter).inFlight, 0);
   });
 
   test("a call that finishes within its deadline resolves normally", async () => {
@@ -217,10 +231,10 @@ describe("abort signals", () => {
     await after;
     assert.equal(ran, false);
     assert.deepEqual(log, ["after"], "the next waiter got the permit");
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 2, shed: 0, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 2, shed: 0, queueTimeouts: 0, limit: 1 }));
   });
 
-  test("aborting a running call rejects with signal.reason and releases its permit", async () => {
+  test("aborting a running call rejects with signal.reason at once; the slot is freed when the task settles", async () => {
     const limiter = new Limiter({ maxInFlight: 1 });
     const gate = deferred();
     const controller = new AbortController();
@@ -231,9 +245,15 @@ describe("abort signals", () => {
     const outcome = await running;
     assert.equal(outcome.error, controller.signal.reason);
     assert.equal(outcome.error.name, "AbortError");
-    assert.equal(stats(limiter).inFlight, 0);
     assert.equal(gate.signal.aborted, true, "the task's own signal aborted too");
     assert.equal(gate.signal.reason, controller.signal.reason);
+    assert.equal(stats(limiter).inFlight, 1, "the task still runs: its slot is held");
+    assert.equal(stats(limiter).abandoned, 1);
+    await assert.rejects(limiter.run(() => 7), { name: "OverloadedError" }, "no second call meanwhile");
+    gate.resolve("ignored");
+    // The release reacts to the task's promise before this later reaction.
+    await settle(gate.promise);
+    assert.equal(stats(limiter).inFlight, 0);
     assert.equal(await limiter.run(() => 7), 7);
   });
 
@@ -244,7 +264,7 @@ describe("abort signals", () => {
     const outcome = await settle(limiter.run(() => (ran = true), { signal: AbortSignal.abort(reason) }));
     assert.equal(outcome.error, reason);
     assert.equal(ran, false);
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 1 }));
   });
 });
 
@@ -262,7 +282,7 @@ describe("task outcomes", () => {
     const weird = { code: 42 };
     assert.equal((await settle(limiter.run(() => Promise.reject(weird)))).error, weird);
     assert.equal((await settle(limiter.run(() => { throw "a string"; }))).error, "a string");
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 4, shed: 0, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 4, shed: 0, queueTimeouts: 0, limit: 1 }));
   });
 
   test("after waiting in the queue too: the call settles with fn's outcome and frees the permit", async () => {
@@ -285,7 +305,7 @@ describe("task outcomes", () => {
     assert.equal(b.error, rejected);
     assert.equal(c.value, "thenable");
     assert.equal(d.value, "value");
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 5, shed: 0, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 5, shed: 0, queueTimeouts: 0, limit: 1 }));
   });
 
   test("fn's return value (plain or thenable) is run's value; fn gets no signal without options", async () => {
@@ -325,6 +345,7 @@ describe("fetch against a real HTTP server", () => {
     const reader = response.body.getReader();
     assert.equal(await readChunk(reader), "one,");
     assert.equal(stats(limiter).inFlight, 1, "held while the body is unread");
+    assert.equal(stats(limiter).heldBodies, 1, "counted as a held body");
     assertOverloaded((await settle(limiter.fetch(`${origin.url}/other`))).error);
 
     res.write("two,");
@@ -333,7 +354,7 @@ describe("fetch against a real HTTP server", () => {
     res.end("three");
     assert.equal(await readChunk(reader), "three");
     assert.equal(await readChunk(reader), null);
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 1, shed: 1, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 1, shed: 1, queueTimeouts: 0, limit: 1 }));
     assert.deepEqual(origin.pending(), [], "the shed fetch never reached the server");
   });
 
@@ -353,7 +374,7 @@ describe("fetch against a real HTTP server", () => {
     a.res.end("body");
     assert.equal(await text, "partial body");
     const b = await origin.next("/second");
-    assert.deepEqual(stats(limiter), { inFlight: 1, queued: 0, admitted: 2, shed: 0, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 1, queued: 0, admitted: 2, shed: 0, queueTimeouts: 0, limit: 1 }));
     b.res.end("second");
     assert.equal(await (await second).text(), "second");
     assert.equal(stats(limiter).inFlight, 0);
@@ -475,6 +496,17 @@ describe("option validation", () => {
       ["fractional", 20.5, RangeError],
       ["beyond setTimeout's range", 2 ** 31, RangeError],
     ].map(([what, value, type]) => [`queueTimeoutMs ${what}`, { maxInFlight: 1, maxQueue: 1, queueTimeoutMs: value }, type, T]),
+    ...[
+      ["string", "1000", TypeError],
+      ["null", null, TypeError],
+      ["NaN", NaN, RangeError],
+      ["Infinity", Infinity, RangeError],
+      ["zero", 0, RangeError],
+      ["negative", -1, RangeError],
+      ["fractional", 10.5, RangeError],
+      ["beyond setTimeout's range", 2 ** 31, RangeError],
+    ].map(([what, value, type]) => [`bodyTimeoutMs ${what}`, { maxInFlight: 1, bodyTimeoutMs: value }, type, "bodyTimeoutMs"]),
+    ["typo bodyTimeoutMS", { maxInFlight: 1, bodyTimeoutMS: 10 }, TypeError, "bodyTimeoutMS"],
     [
       "a throwing getter",
       { get maxInFlight() { throw new Error("boom"); } },
@@ -557,18 +589,21 @@ describe("option validation", () => {
     assert.equal(new Limiter({ maxInFlight: 1, maxQueue: 1_000_000, queueTimeoutMs: 2 ** 31 - 1 }).stats().limit, 1);
     assert.equal(new Limiter({ maxInFlight: 1, maxQueue: 0, queueTimeoutMs: 0 }).stats().limit, 1);
     assert.equal(new Limiter({ maxInFlight: 2, maxQueue: undefined }).stats().limit, 2);
+    assert.equal(new Limiter({ maxInFlight: 1, bodyTimeoutMs: 1 }).stats().limit, 1);
+    assert.equal(new Limiter({ maxInFlight: 1, bodyTimeoutMs: 2 ** 31 - 1 }).stats().limit, 1);
+    assert.equal(new Limiter({ maxInFlight: 1, bodyTimeoutMs: undefined }).stats().limit, 1);
   });
 
   test("after every refusal the same Limiter still works and counted nothing", async () => {
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 1 }));
     const gate = deferred();
     const first = limiter.run(() => gate.promise);
     const second = limiter.run(() => "second", { deadlineMs: LONG, signal: new AbortController().signal });
     assertOverloaded((await settle(limiter.run(() => "third"))).error);
-    assert.deepEqual(stats(limiter), { inFlight: 1, queued: 1, admitted: 1, shed: 1, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 1, queued: 1, admitted: 1, shed: 1, queueTimeouts: 0, limit: 1 }));
     gate.resolve("first");
     assert.deepEqual(await Promise.all([first, second]), ["first", "second"]);
-    assert.deepEqual(stats(limiter), { inFlight: 0, queued: 0, admitted: 2, shed: 1, queueTimeouts: 0, limit: 1 });
+    assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 2, shed: 1, queueTimeouts: 0, limit: 1 }));
   });
 });
 

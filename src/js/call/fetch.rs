@@ -6,7 +6,7 @@ use crate::admission::Admission;
 use crate::js::clock::JsClock;
 use crate::js::counters::CallCounters;
 use crate::js::errors::deadline as deadline_error;
-use crate::js::fetch::{global_fetch, hold_until_body_done, with_signal};
+use crate::js::fetch::{global_fetch, with_signal};
 use crate::js::options::call_options;
 use crate::js::race::or_never;
 use crate::js::settled::Settled;
@@ -40,12 +40,7 @@ pub(crate) fn fetch(
             let pending = global_fetch(&input, &init)?;
             let timer = or_never(deadline.map(|at| JsClock.sleep_until(at)));
             match select(Settled::new(&pending), timer).await {
-                Either::Left((Ok(response), _)) => {
-                    let id = crate::js::held::hold(permit);
-                    crate::js::held::with_release(|release| {
-                        hold_until_body_done(&response, id, release)
-                    })
-                }
+                Either::Left((Ok(response), _)) => counters.bodies.hold(&response, permit),
                 Either::Left((Err(error), _)) => Err(error),
                 Either::Right(((), _)) => {
                     CallCounters::bump(&counters.expired_running);

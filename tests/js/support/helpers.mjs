@@ -93,3 +93,42 @@ export function readmeSnippet(name) {
   if (code === undefined) throw new Error(`README.md has no <!-- snippet: ${name} --> marker`);
   return { code, output: block(`<!-- output: ${name} -->`) };
 }
+
+/**
+ * Polls `condition` (every 5 ms) until it holds; rejects after `limitMs`.
+ * Only for what no event announces (garbage collection, a library timer).
+ */
+export async function until(condition, limitMs, what = "condition") {
+  const start = performance.now();
+  while (!condition()) {
+    if (performance.now() - start > limitMs) throw new Error(`${what}: not reached within ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return performance.now() - start;
+}
+
+/**
+ * Records the host timers armed with `delay` ms through the global
+ * `setTimeout`, and which of them were cleared, until `restore()`.
+ */
+export function spyTimers(delay) {
+  const { setTimeout: set, clearTimeout: clear } = globalThis;
+  const armed = new Set();
+  globalThis.setTimeout = (callback, ms, ...args) => {
+    const timer = set(callback, ms, ...args);
+    if (ms === delay) armed.add(timer);
+    return timer;
+  };
+  globalThis.clearTimeout = (timer) => {
+    armed.delete(timer);
+    return clear(timer);
+  };
+  return {
+    /** Timers armed with `delay` and not cleared yet. */
+    live: () => armed.size,
+    restore() {
+      globalThis.setTimeout = set;
+      globalThis.clearTimeout = clear;
+    },
+  };
+}
