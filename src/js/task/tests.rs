@@ -39,7 +39,7 @@ extern "C" {
     #[wasm_bindgen(js_name = contextProbe)]
     fn context_probe() -> JsValue;
     /// `{ promise, resolve }`.
-    fn deferred() -> JsValue;
+    pub(super) fn deferred() -> JsValue;
     /// `{ settled, value?, error? }`, kept up to date as `promise` settles.
     fn watch(promise: &js_sys::Promise) -> JsValue;
     /// Resolves after one macrotask turn (every pending reaction has run).

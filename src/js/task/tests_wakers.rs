@@ -2,6 +2,7 @@
 //! children wakers of their own work inside a task, and ids never alias.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use super::tests::deferred;
 use super::{live_tasks, set_next_task_id, spawn, TASKS};
 use crate::admission::{Admission, Policy};
 use crate::js::task::RemoteWake;
@@ -24,17 +25,11 @@ export function settleWithin(promise, ms) {
     );
   });
 }
-export function deferred() {
-  let resolve;
-  const promise = new Promise((r) => { resolve = r; });
-  return { promise, resolve };
-}
 "#)]
 extern "C" {
     /// The promise's value, or `"still pending"` after `ms`.
     #[wasm_bindgen(js_name = settleWithin)]
     fn settle_within(promise: &js_sys::Promise, ms: f64) -> js_sys::Promise;
-    fn deferred() -> JsValue;
 }
 
 async fn within(promise: &js_sys::Promise, ms: f64) -> JsValue {
