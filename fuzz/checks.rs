@@ -8,9 +8,9 @@
 
 #![allow(dead_code)] // each fuzz target uses only its own check
 
-use edgeshed::worker::config::{Admin, Config, Limit, Route};
-use edgeshed::worker::proxy_path::OriginUrl;
-use edgeshed::worker::value::Value;
+use edgeshed_worker::config::{Admin, Config, Limit, Route};
+use edgeshed_worker::proxy_path::OriginUrl;
+use edgeshed_worker::value::Value;
 
 /// Converts parsed JSON into the worker's [`Value`] (what the `EDGESHED`
 /// binding is read into).

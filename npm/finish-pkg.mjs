@@ -1,7 +1,7 @@
 // Turns wasm-pack's `--target web` output into the edgeshed npm package:
 // adds one entry per environment (Node, workerd, browser) and an `exports`
 // map that picks the right one, then prints the package's sizes. The error
-// classes live in src/js/glue.js, which wasm-bindgen copies under snippets/
+// classes live in crates/edgeshed-js/src/glue.js, which wasm-bindgen copies under snippets/
 // with a hash in its path: `errors.js` re-exports them from there, so that
 // rejections are instances of the very classes the entries export.
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
@@ -20,10 +20,10 @@ const entries = ["node.js", "workerd.js", "browser.js", "index.d.ts", "errors.d.
 for (const file of entries) copyFileSync(join(here, file), join(pkg, file));
 
 const glueImports = [
-  ...new Set(readFileSync(join(pkg, "edgeshed.js"), "utf8").match(/\.\/snippets\/[^'"]+\/src\/js\/glue\.js/g) ?? []),
+  ...new Set(readFileSync(join(pkg, "edgeshed.js"), "utf8").match(/\.\/snippets\/edgeshed-js-[^'"/]+\/src\/glue\.js/g) ?? []),
 ];
 if (glueImports.length !== 1) {
-  console.error(`finish-pkg: expected edgeshed.js to import one snippets/.../src/js/glue.js, found ${glueImports.length}`);
+  console.error(`finish-pkg: expected edgeshed.js to import one snippets/edgeshed-js-*/src/glue.js, found ${glueImports.length}`);
   process.exit(1);
 }
 writeFileSync(
@@ -35,6 +35,8 @@ copyFileSync(join(here, "README.md"), join(pkg, "README.md"));
 
 const manifestPath = join(pkg, "package.json");
 const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+// The crate is edgeshed-js; the package is edgeshed.
+manifest.name = "edgeshed";
 manifest.files = [...new Set([...manifest.files, ...entries, "README.md"])];
 manifest.main = "node.js";
 manifest.types = "index.d.ts";

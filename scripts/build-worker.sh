@@ -5,18 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
-# A target dir of its own: the worker is built with other features than the
-# npm package, and concurrent builds must not overwrite each other's .wasm.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/worker-build"
 log=$(mktemp)
-if ! wasm-pack build --target web --release --out-dir dist/worker --out-name edgeshed --no-typescript \
-    -- --no-default-features --features worker >"$log" 2>&1; then
+# The worker's crate is crates/edgeshed-worker; --out-dir is relative to it.
+if ! wasm-pack build crates/edgeshed-worker --target web --release --out-dir ../../dist/worker \
+    --out-name edgeshed --no-typescript >"$log" 2>&1; then
   cat "$log" >&2
   rm -f "$log"
   echo "build-worker: wasm-pack build failed" >&2
   exit 1
 fi
 rm -f "$log"
+node scripts/dedupe-glue-imports.mjs dist/worker/edgeshed.js >/dev/null
 wasm=dist/worker/edgeshed_bg.wasm
 raw=$(wc -c <"$wasm")
 gz=$(gzip -9 -c "$wasm" | wc -c)

@@ -82,15 +82,11 @@ pub mod load_shed;
 pub mod semaphore;
 mod sync;
 pub mod time;
-pub mod worker;
 
 pub use admission::{Admission, Policy, Stats};
 pub use error::{BoxError, Expired, Overloaded};
 pub use limit::{ConcurrencyLimit, ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer};
 pub use load_shed::{LoadShed, LoadShedLayer};
-
-#[cfg(target_arch = "wasm32")]
-pub mod js;
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(doctest)]

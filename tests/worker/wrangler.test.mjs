@@ -61,6 +61,10 @@ test("wrangler deploy --dry-run --outdir <tmp> succeeds offline", { timeout: 180
     const output = stdout + stderr;
     assert.match(output, /--dry-run: exiting now/, output);
     assert.match(output, /env\.EDGESHED/, "the binding is listed");
+    // No bundler warnings (wasm-bindgen's glue used to repeat one snippet
+    // module as many keys, one "Duplicate key" warning each; see
+    // scripts/dedupe-glue-imports.mjs).
+    assert.doesNotMatch(output, /\[WARNING\]|Duplicate key/, output);
     const files = readdirSync(outdir);
     assert.ok(files.includes("index.js"), `bundle written: ${files}`);
     assert.ok(files.some((f) => f.endsWith(".wasm")), `wasm module written: ${files}`);

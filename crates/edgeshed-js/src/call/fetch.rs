@@ -1,0 +1,60 @@
+//! `Limiter.fetch(input, init)`: the slot is held until the response body
+//! is done (see `holdUntilBodyDone` in glue.js).
+
+use super::{abandon, deadline_of, finish_admission, promise_of, start_admission};
+use crate::bodies::with_signal;
+use crate::counters::CallCounters;
+use crate::errors::deadline as deadline_error;
+use crate::options::call_options;
+use edgeshed::admission::Admission;
+use edgeshed::time::Clock;
+use edgeshed_wasm::clock::JsClock;
+use edgeshed_wasm::fetch::global_fetch;
+use edgeshed_wasm::race::or_never;
+use edgeshed_wasm::settled::Settled;
+use futures_util::future::{select, Either};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use web_sys::AbortController;
+
+/// `limiter.fetch(input, init)`.
+pub(crate) fn fetch(
+    admission: &Admission<JsClock>,
+    counters: &Rc<CallCounters>,
+    input: JsValue,
+    init: JsValue,
+) -> js_sys::Promise {
+    let counters = Rc::clone(counters);
+    promise_of(|| {
+        let options = call_options(&init, "init", false)?;
+        let deadline = deadline_of(&options);
+        let admitting = start_admission(admission, deadline, options.signal.as_ref())?;
+        Ok(async move {
+            let permit = finish_admission(admitting, options.signal).await?;
+            let controller = deadline.map(|_| AbortController::new()).transpose()?;
+            let init = match &controller {
+                Some(controller) => with_signal(&init, &controller.signal())?,
+                None => init,
+            };
+            // An abort of the caller's signal reaches the fetch through
+            // `init.signal`: the fetch itself then rejects.
+            let pending = global_fetch(&input, &init)?;
+            let timer = or_never(deadline.map(|at| JsClock.sleep_until(at)));
+            match select(Settled::new(&pending), timer).await {
+                Either::Left((Ok(response), _)) => counters.bodies.hold(&response, permit),
+                Either::Left((Err(error), _)) => Err(error),
+                Either::Right(((), _)) => {
+                    CallCounters::bump(&counters.expired_running);
+                    let error = deadline_error();
+                    if let Some(controller) = controller {
+                        controller.abort_with_reason(&error);
+                    }
+                    // The aborted fetch still holds its connection until it
+                    // settles: so does the slot.
+                    abandon(permit, &pending, &counters);
+                    Err(error)
+                }
+            }
+        })
+    })
+}

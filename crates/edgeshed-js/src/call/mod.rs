@@ -1,0 +1,121 @@
+//! The two calls of the `Limiter` class, `run` and `fetch`, and the
+//! admission they share.
+//!
+//! Admission is decided synchronously when the call is made (stats, FIFO
+//! order and immediate rejections reflect the call at once); a call that
+//! has to wait continues as an executor task, which arms its timers itself.
+//!
+//! A slot counts work that is actually running: when a deadline or an abort
+//! rejects a caller whose work has started, the caller gets its error at
+//! once but the permit stays held until the work itself settles (counted in
+//! `stats().abandoned`).
+
+mod fetch;
+mod run;
+
+pub(crate) use fetch::fetch;
+pub(crate) use run::run;
+
+use crate::counters::CallCounters;
+use crate::errors::admit_error;
+use crate::options::CallOptions;
+use core::future::Future;
+use core::task::Poll;
+use edgeshed::admission::{Admission, Admit};
+use edgeshed::semaphore::Permit;
+use edgeshed::time::{Clock, Instant};
+use edgeshed_wasm::abort::{abort_reason, Aborted};
+use edgeshed_wasm::clock::JsClock;
+use edgeshed_wasm::task::{spawn, RemoteWake};
+use futures_util::future::{select, Either};
+use wasm_bindgen::prelude::*;
+use web_sys::AbortSignal;
+
+#[wasm_bindgen(module = "/src/glue.js")]
+extern "C" {
+    /// Once `value` settles (fulfilled or rejected): `release(id)`; at once
+    /// if `Promise.resolve` throws. Never rejects, never throws.
+    #[wasm_bindgen(js_name = releaseOnSettle)]
+    fn release_on_settle(value: &JsValue, id: f64, release: &JsValue);
+}
+
+/// The absolute deadline of a call that starts now.
+fn deadline_of(options: &CallOptions) -> Option<Instant> {
+    options.deadline.map(|budget| JsClock.now() + budget)
+}
+
+/// A call's admission, decided synchronously.
+enum Admitting {
+    Admitted(Permit),
+    /// Holding its place in the queue; `Admit` is `Unpin`, so it moves into
+    /// the task, whose first poll arms its timer.
+    Waiting(Admit<JsClock>),
+}
+
+/// Decides admission now: admitted, queued (keeps its place), or refused.
+fn start_admission(
+    admission: &Admission<JsClock>,
+    deadline: Option<Instant>,
+    signal: Option<&AbortSignal>,
+) -> Result<Admitting, JsValue> {
+    if let Some(signal) = signal {
+        // Read through the guarded helper: a foreign request's signal
+        // throws in workerd.
+        let aborted = abort_reason(signal);
+        if !aborted.is_undefined() {
+            return Err(js_sys::Reflect::get(&aborted, &"reason".into()).unwrap_or_default());
+        }
+    }
+    // The common case first: a free slot, taken without a future.
+    if deadline.is_none() {
+        if let Some(permit) = admission.try_admit() {
+            return Ok(Admitting::Admitted(permit));
+        }
+    }
+    let mut admit = match deadline {
+        Some(at) => admission.admit_before(at),
+        None => admission.admit(),
+    };
+    match admit.enter() {
+        Poll::Ready(Ok(permit)) => Ok(Admitting::Admitted(permit)),
+        Poll::Ready(Err(error)) => Err(admit_error(error)),
+        Poll::Pending => Ok(Admitting::Waiting(admit)),
+    }
+}
+
+/// Finishes admission, giving up when `signal` aborts.
+async fn finish_admission(
+    admitting: Admitting,
+    signal: Option<AbortSignal>,
+) -> Result<Permit, JsValue> {
+    let admit = match admitting {
+        Admitting::Admitted(permit) => return Ok(permit),
+        Admitting::Waiting(admit) => RemoteWake::new(admit),
+    };
+    let Some(signal) = signal else {
+        return admit.await.map_err(admit_error);
+    };
+    match select(Aborted::new(signal), admit).await {
+        Either::Left((reason, _)) => Err(reason),
+        Either::Right((admitted, _)) => admitted.map_err(admit_error),
+    }
+}
+
+/// Runs the synchronous part of a call; its errors become a rejected promise.
+fn promise_of<F>(start: impl FnOnce() -> Result<F, JsValue>) -> js_sys::Promise
+where
+    F: Future<Output = Result<JsValue, JsValue>> + 'static,
+{
+    match start() {
+        Ok(work) => spawn(work),
+        Err(error) => js_sys::Promise::reject(&error),
+    }
+}
+
+/// The caller gave up on running work (deadline, abort): `permit` stays held
+/// until `work` (a promise or value) settles, and the call is counted.
+fn abandon(permit: Permit, work: &JsValue, counters: &CallCounters) {
+    CallCounters::bump(&counters.abandoned);
+    let id = edgeshed_wasm::held::hold(permit);
+    edgeshed_wasm::held::with_release(|release| release_on_settle(work, id, release));
+}

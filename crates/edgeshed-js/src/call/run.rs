@@ -1,0 +1,154 @@
+//! `Limiter.run(fn, { signal, deadlineMs })`.
+
+use super::{abandon, deadline_of, finish_admission, start_admission, Admitting};
+use crate::counters::CallCounters;
+use crate::errors::{deadline as deadline_error, type_error};
+use crate::options::{call_options, CallOptions};
+use edgeshed::admission::Admission;
+use edgeshed::semaphore::Permit;
+use edgeshed::time::{Clock, Instant};
+use edgeshed_wasm::abort::Aborted;
+use edgeshed_wasm::clock::JsClock;
+use edgeshed_wasm::race::or_never;
+use edgeshed_wasm::settled::Settled;
+use edgeshed_wasm::task::{hand_over_settlement, spawn};
+use futures_util::future::{select, Either};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::AbortController;
+
+#[wasm_bindgen(module = "/src/glue.js")]
+extern "C" {
+    /// `Promise.resolve(value).finally(() => release(id))`; `release(id)`
+    /// runs at once and the promise rejects if `Promise.resolve` throws.
+    #[wasm_bindgen(js_name = releaseWhenSettled)]
+    fn release_when_settled(value: &JsValue, id: f64, release: &JsValue) -> js_sys::Promise;
+    /// Once `value` settles: `release(id)`, then `resolve` or `reject` with
+    /// its outcome (at once, rejecting, if `Promise.resolve` throws).
+    #[wasm_bindgen(js_name = settleHolding)]
+    fn settle_holding(
+        value: &JsValue,
+        id: f64,
+        release: &JsValue,
+        resolve: &js_sys::Function,
+        reject: &js_sys::Function,
+    );
+}
+
+/// `limiter.run(task, options)`.
+pub(crate) fn run(
+    admission: &Admission<JsClock>,
+    counters: &Rc<CallCounters>,
+    task: JsValue,
+    options: JsValue,
+) -> js_sys::Promise {
+    let started = (|| {
+        let task: js_sys::Function = task
+            .dyn_into()
+            .map_err(|_| type_error("fn must be a function"))?;
+        let options = call_options(&options, "options", true)?;
+        let deadline = deadline_of(&options);
+        let admitting = start_admission(admission, deadline, options.signal.as_ref())?;
+        Ok::<_, JsValue>((task, options, deadline, admitting))
+    })();
+    let (task, options, deadline, admitting) = match started {
+        Ok(started) => started,
+        Err(error) => return js_sys::Promise::reject(&error),
+    };
+    match admitting {
+        // The common case, admitted at once with nothing to race: no task,
+        // no executor.
+        Admitting::Admitted(permit) if deadline.is_none() && options.signal.is_none() => {
+            call_holding(&task, permit)
+        }
+        admitting => spawn(run_admitting(
+            task,
+            options,
+            deadline,
+            admitting,
+            Rc::clone(counters),
+        )),
+    }
+}
+
+/// Like [`call_holding`], settling the caller's promise through `resolve`
+/// and `reject` directly.
+fn call_settling(
+    task: &js_sys::Function,
+    permit: Permit,
+    resolve: &js_sys::Function,
+    reject: &js_sys::Function,
+) {
+    match task.call0(&JsValue::UNDEFINED) {
+        Ok(returned) => {
+            let id = edgeshed_wasm::held::hold(permit);
+            edgeshed_wasm::held::with_release(|release| {
+                settle_holding(&returned, id, release, resolve, reject)
+            });
+        }
+        Err(thrown) => {
+            drop(permit);
+            let _ = reject.call1(&JsValue::UNDEFINED, &thrown);
+        }
+    }
+}
+
+/// Calls `task` with nothing to race: `permit` rides on the settlement of
+/// what it returns (and goes back at once if it throws).
+fn call_holding(task: &js_sys::Function, permit: Permit) -> js_sys::Promise {
+    match task.call0(&JsValue::UNDEFINED) {
+        Ok(returned) => {
+            let id = edgeshed_wasm::held::hold(permit);
+            edgeshed_wasm::held::with_release(|release| {
+                release_when_settled(&returned, id, release)
+            })
+        }
+        Err(thrown) => {
+            drop(permit);
+            js_sys::Promise::reject(&thrown)
+        }
+    }
+}
+
+/// `run` for a call that waits for admission, or races a deadline or signal.
+async fn run_admitting(
+    task: js_sys::Function,
+    options: CallOptions,
+    deadline: Option<Instant>,
+    admitting: Admitting,
+    counters: Rc<CallCounters>,
+) -> Result<JsValue, JsValue> {
+    let permit = finish_admission(admitting, options.signal.clone()).await?;
+    if deadline.is_none() && options.signal.is_none() {
+        // Nothing to race once admitted: the task ends here, and the call's
+        // settlement settles its promise and returns the permit.
+        return Ok(match hand_over_settlement() {
+            Some((resolve, reject)) => {
+                call_settling(&task, permit, &resolve, &reject);
+                JsValue::UNDEFINED
+            }
+            None => call_holding(&task, permit).into(),
+        });
+    }
+    // The task's own signal, aborted at the deadline or with the caller's signal.
+    let controller = AbortController::new()?;
+    let returned = task.call1(&JsValue::UNDEFINED, &controller.signal())?;
+    let abort = or_never(options.signal.map(Aborted::new));
+    let timer = or_never(deadline.map(|at| JsClock.sleep_until(at)));
+    // The abort first, then the work, then the deadline.
+    let error = match select(select(abort, Settled::new(&returned)), timer).await {
+        Either::Left((Either::Right((result, _)), _)) => {
+            drop(permit);
+            return result;
+        }
+        Either::Left((Either::Left((reason, _)), _)) => reason,
+        Either::Right(((), _)) => {
+            CallCounters::bump(&counters.expired_running);
+            deadline_error()
+        }
+    };
+    controller.abort_with_reason(&error);
+    abandon(permit, &returned, &counters);
+    Err(error)
+}

@@ -1,0 +1,50 @@
+//! The contract's JavaScript errors.
+
+use edgeshed::admission::AdmitError;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/glue.js")]
+extern "C" {
+    /// An `Error` with the given `name`, `message` and HTTP-like `status`,
+    /// made in JavaScript (one boundary crossing instead of four).
+    #[wasm_bindgen(js_name = errorWithStatus)]
+    fn error_with_status(name: &str, message: &str, status: u16) -> JsValue;
+}
+
+/// `OverloadedError` (status 503): shed, or queue timeout.
+pub(crate) fn overloaded(queue_timeout: bool) -> JsValue {
+    let message = if queue_timeout {
+        "service overloaded: queue timeout"
+    } else {
+        "service overloaded"
+    };
+    error_with_status("OverloadedError", message, 503)
+}
+
+/// `DeadlineError` (status 504).
+pub(crate) fn deadline() -> JsValue {
+    error_with_status("DeadlineError", "deadline expired", 504)
+}
+
+/// The JavaScript error for a refused admission.
+pub(crate) fn admit_error(error: AdmitError) -> JsValue {
+    match error {
+        AdmitError::Overloaded(overloaded_error) => {
+            overloaded(overloaded_error.cause() == edgeshed::error::OverloadCause::QueueTimeout)
+        }
+        AdmitError::Expired => deadline(),
+        AdmitError::Closed => error_with_status("ClosedError", "limiter closed", 503),
+        // A refusal added to the core later: still a 503, with its message.
+        other => error_with_status("OverloadedError", &other.to_string(), 503),
+    }
+}
+
+/// A `TypeError` with `message`.
+pub(crate) fn type_error(message: &str) -> JsValue {
+    js_sys::TypeError::new(message).into()
+}
+
+/// A `RangeError` with `message`.
+pub(crate) fn range_error(message: &str) -> JsValue {
+    js_sys::RangeError::new(message).into()
+}

@@ -1,0 +1,19 @@
+//! # edgeshed-js
+//!
+//! The npm package `edgeshed`: a `Limiter` class for JavaScript (Node.js,
+//! workerd, browsers), built with wasm-pack by `scripts/build-pkg.sh`.
+//!
+//! A thin layer over [`Admission`](edgeshed::admission::Admission): option
+//! validation, abort signals, the contract's errors, and a `fetch` whose
+//! permit lives as long as its body. Futures run on
+//! [edgeshed-wasm](edgeshed_wasm)'s executor.
+
+mod bodies;
+mod call;
+mod counters;
+mod errors;
+mod limiter;
+mod options;
+mod typescript;
+
+pub use limiter::Limiter;

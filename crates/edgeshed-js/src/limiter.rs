@@ -1,0 +1,73 @@
+//! The `Limiter` class exported to JavaScript.
+
+use crate::counters::CallCounters;
+use crate::options::limiter_options;
+use edgeshed::admission::Admission;
+use edgeshed_wasm::clock::JsClock;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+/// Admission control for JavaScript callers (the npm package's `Limiter`).
+/// Its TypeScript declarations are in `typescript.rs`.
+#[wasm_bindgen(skip_typescript)]
+pub struct Limiter {
+    admission: Admission<JsClock>,
+    /// Counters kept by the JS face (not by the core's `Admission`).
+    counters: Rc<CallCounters>,
+}
+
+#[wasm_bindgen]
+impl Limiter {
+    /// `new Limiter({ maxInFlight, maxQueue, queueTimeoutMs, bodyTimeoutMs })`;
+    /// throws a `TypeError`/`RangeError` naming the invalid option.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<Limiter, JsValue> {
+        let options = limiter_options(&options)?;
+        Ok(Self {
+            admission: Admission::new(options.max_in_flight, options.policy, JsClock),
+            counters: Rc::new(CallCounters::new(options.body_timeout_ms)),
+        })
+    }
+
+    /// Runs `task` once admitted; see the TypeScript declaration.
+    pub fn run(&self, task: JsValue, options: JsValue) -> js_sys::Promise {
+        self.counters.bodies.sweep();
+        super::call::run(&self.admission, &self.counters, task, options)
+    }
+
+    /// `fetch` under the limit, holding the slot until the body is done.
+    pub fn fetch(&self, input: JsValue, init: JsValue) -> js_sys::Promise {
+        self.counters.bodies.sweep();
+        super::call::fetch(&self.admission, &self.counters, input, init)
+    }
+
+    /// `{ inFlight, queued, admitted, shed, queueTimeouts, expired,
+    /// abandoned, heldBodies, bodyTimeouts, limit }`.
+    pub fn stats(&self) -> JsValue {
+        let bodies = &self.counters.bodies;
+        bodies.sweep();
+        let stats = self.admission.stats();
+        let object = js_sys::Object::new();
+        let fields: [(&str, f64); 10] = [
+            ("inFlight", stats.in_flight as f64),
+            ("queued", stats.queued as f64),
+            ("admitted", stats.admitted as f64),
+            ("shed", stats.shed as f64),
+            ("queueTimeouts", stats.queue_timeouts as f64),
+            (
+                "expired",
+                stats
+                    .expired
+                    .saturating_add(self.counters.expired_running.get()) as f64,
+            ),
+            ("abandoned", self.counters.abandoned.get() as f64),
+            ("heldBodies", bodies.held_bodies()),
+            ("bodyTimeouts", bodies.body_timeouts()),
+            ("limit", stats.limit as f64),
+        ];
+        for (key, value) in fields {
+            let _ = js_sys::Reflect::set(&object, &key.into(), &value.into());
+        }
+        object.into()
+    }
+}

@@ -1,0 +1,113 @@
+//! An `AbortSignal` as a future, read once and then only listened to.
+
+use core::cell::RefCell;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use web_sys::AbortSignal;
+
+#[wasm_bindgen(module = "/src/glue.js")]
+extern "C" {
+    /// `{ reason }` if `signal` has aborted, else `undefined` (also when the
+    /// host refuses to read it).
+    #[wasm_bindgen(js_name = abortReason)]
+    pub fn abort_reason(signal: &AbortSignal) -> JsValue;
+    /// Calls `callback({ reason })` when `signal` aborts; returns the listener.
+    #[wasm_bindgen(js_name = onAbort)]
+    fn on_abort(signal: &AbortSignal, callback: &JsValue) -> JsValue;
+    /// Removes a listener added by `onAbort`.
+    #[wasm_bindgen(js_name = offAbort)]
+    fn off_abort(signal: &AbortSignal, listener: &JsValue);
+}
+
+/// What the abort listener shares with the future.
+#[derive(Default)]
+struct Watch {
+    /// `{ reason }` once the signal has aborted.
+    aborted: Option<JsValue>,
+    waker: Option<Waker>,
+}
+
+/// Resolves with the signal's reason once an `AbortSignal` aborts.
+///
+/// The signal is read once, when this is made; after that only its `abort`
+/// event is observed. Polling never touches the signal: in workerd a
+/// request's signal may not be read from another request's turn (it throws),
+/// and an exception must never unwind through a poll. The listener is
+/// removed when this is dropped, so a long-lived signal does not accumulate
+/// listeners.
+pub struct Aborted {
+    signal: AbortSignal,
+    watch: Rc<RefCell<Watch>>,
+    listener: Option<Listener>,
+}
+
+/// The `abort` listener as registered, and the Rust callback it calls.
+struct Listener {
+    registered: JsValue,
+    _callback: Closure<dyn FnMut(JsValue)>,
+}
+
+impl Aborted {
+    /// Watches `signal`: ready with its reason once it aborts (at once if it
+    /// has already).
+    pub fn new(signal: AbortSignal) -> Self {
+        let watch: Rc<RefCell<Watch>> = Rc::default();
+        let already = abort_reason(&signal);
+        if !already.is_undefined() {
+            watch.borrow_mut().aborted = Some(already);
+            return Self {
+                signal,
+                watch,
+                listener: None,
+            };
+        }
+        let to_wake = Rc::clone(&watch);
+        let callback = Closure::<dyn FnMut(JsValue)>::new(move |aborted: JsValue| {
+            let waker = {
+                let mut watch = to_wake.borrow_mut();
+                watch.aborted = Some(aborted);
+                watch.waker.take()
+            };
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+        });
+        let listener = on_abort(&signal, callback.as_ref());
+        Self {
+            signal,
+            watch,
+            listener: Some(Listener {
+                registered: listener,
+                _callback: callback,
+            }),
+        }
+    }
+}
+
+impl Future for Aborted {
+    type Output = JsValue;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<JsValue> {
+        let mut watch = self.watch.borrow_mut();
+        if let Some(aborted) = &watch.aborted {
+            let reason = js_sys::Reflect::get(aborted, &"reason".into()).unwrap_or_default();
+            return Poll::Ready(reason);
+        }
+        match &watch.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => watch.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Aborted {
+    fn drop(&mut self) {
+        if let Some(listener) = self.listener.take() {
+            off_abort(&self.signal, &listener.registered);
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! Fan-out routes: call several origins concurrently and merge their JSON.
+
+use super::origin_call::{admit_origin, fetch_within, time_limit, within, AbortOnDrop, Failure};
+use super::respond::{error_json, json_string, ResponseParts};
+use super::state::Gateway;
+use crate::config::FanOutCall;
+use crate::metrics::Timing;
+use core::time::Duration;
+use edgeshed::admission::AdmitError;
+use edgeshed::time::{Clock, Instant};
+use edgeshed_wasm::JsClock;
+use futures_util::future::select_all;
+use wasm_bindgen::JsValue;
+
+/// Runs every future concurrently until all are done, or until `decisive`
+/// says one output settles the outcome; the rest are then dropped
+/// (cancelled). Returns each output (`None` for the cancelled) in the order
+/// of `futures`, and the decisive index.
+///
+/// `select_all` polls every pending future with the task's own waker on
+/// each step. A combinator that coalesces its children's wakes
+/// (`FuturesUnordered`) is not used here: in workerd a child woken from
+/// another request resumes the task through a continuation that workerd may
+/// deliver late, and a later wake from a sibling's own timer would then be
+/// swallowed by the coalescing, leaving the request to look hung.
+async fn until_decided<F: core::future::Future>(
+    futures: Vec<F>,
+    decisive: impl Fn(usize, &F::Output) -> bool,
+) -> (Vec<Option<F::Output>>, Option<usize>) {
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    let mut running: Vec<_> = futures
+        .into_iter()
+        .enumerate()
+        .map(|(index, future)| Box::pin(async move { (index, future.await) }))
+        .collect();
+    while !running.is_empty() {
+        let ((index, output), _, rest) = select_all(running).await;
+        running = rest;
+        let stop = decisive(index, &output);
+        if let Some(slot) = outputs.get_mut(index) {
+            *slot = Some(output);
+        }
+        if stop {
+            return (outputs, Some(index));
+        }
+    }
+    (outputs, None)
+}
+
+/// What one origin call produced.
+struct Outcome {
+    result: Result<JsValue, Failure>,
+    waited: Duration,
+    took: Duration,
+}
+
+pub(crate) async fn respond(
+    gateway: &Gateway,
+    request: &web_sys::Request,
+    entry: Instant,
+    deadline: Option<Instant>,
+    calls: &[FanOutCall],
+) -> Result<web_sys::Response, JsValue> {
+    let retry_after = gateway.config.retry_after_seconds.to_string();
+    let admit = match deadline {
+        Some(at) => gateway.global.admit_before(at),
+        None => gateway.global.admit(),
+    };
+    let admitted = edgeshed_wasm::task::RemoteWake::new(admit).await;
+    let waited = JsClock.now().saturating_duration_since(entry);
+    gateway.metrics.borrow_mut().global_wait.observe(waited);
+    let _global_permit = match admitted {
+        Ok(permit) => permit,
+        Err(AdmitError::Expired) => {
+            return ResponseParts::json(504, error_json("deadline", &[]))
+                .timing("admission", waited)
+                .into_response()
+        }
+        Err(_) => {
+            return ResponseParts::json(503, error_json("overloaded", &[("scope", "global")]))
+                .header("retry-after", &retry_after)
+                .timing("admission", waited)
+                .into_response()
+        }
+    };
+    let accept = request.headers().get("accept").ok().flatten();
+    let futures: Vec<_> = calls
+        .iter()
+        .map(|call| call_origin(gateway, call, deadline, accept.as_deref()))
+        .collect();
+    let (outcomes, decisive) = until_decided(futures, |index, outcome: &Outcome| {
+        outcome.result.is_err() && calls.get(index).is_some_and(|call| call.required)
+    })
+    .await;
+
+    let mut timings = vec![Timing {
+        name: "admission".into(),
+        duration: waited,
+        description: None,
+    }];
+    for (call, outcome) in calls.iter().zip(&outcomes) {
+        let (Some(origin), Some(outcome)) = (gateway.config.origins.get(call.origin), outcome)
+        else {
+            continue;
+        };
+        timings.push(Timing {
+            name: format!("{}-queue", origin.name),
+            duration: outcome.waited,
+            description: None,
+        });
+        timings.push(Timing {
+            name: origin.name.clone(),
+            duration: outcome.took,
+            description: Some(format!("origin {}", origin.name)),
+        });
+    }
+
+    if let Some(index) = decisive {
+        let name = calls
+            .get(index)
+            .and_then(|call| gateway.config.origins.get(call.origin))
+            .map_or("", |origin| origin.name.as_str());
+        let failure = outcomes
+            .get(index)
+            .and_then(|o| o.as_ref())
+            .and_then(|o| o.result.as_ref().err().copied())
+            .unwrap_or(Failure::Unreachable);
+        let scope = format!("origin:{name}");
+        let parts = match failure {
+            Failure::Overloaded => {
+                ResponseParts::json(503, error_json("overloaded", &[("scope", &scope)]))
+                    .header("retry-after", &retry_after)
+            }
+            Failure::Deadline => ResponseParts::json(504, error_json("deadline", &[])),
+            Failure::Timeout => {
+                ResponseParts::json(504, error_json("timeout", &[("origin", name)]))
+            }
+            Failure::Unreachable => {
+                ResponseParts::json(502, error_json("bad_gateway", &[("origin", name)]))
+            }
+            Failure::TooLarge => ResponseParts::json(
+                502,
+                error_json(
+                    "bad_gateway",
+                    &[("origin", name), ("reason", "body_too_large")],
+                ),
+            ),
+            Failure::Status(status) => {
+                let body = format!(
+                    "{{\"error\":\"bad_gateway\",\"origin\":{},\"status\":{status}}}",
+                    json_string(name)
+                );
+                ResponseParts::json(502, body)
+            }
+        };
+        return parts.timings(timings).into_response();
+    }
+
+    let results = js_sys::Object::new();
+    let mut degraded: Vec<String> = Vec::new();
+    for (call, outcome) in calls.iter().zip(outcomes) {
+        let Some(origin) = gateway.config.origins.get(call.origin) else {
+            continue;
+        };
+        match outcome.map(|o| o.result) {
+            Some(Ok(value)) => {
+                js_sys::Reflect::set(&results, &JsValue::from_str(&origin.name), &value)?;
+            }
+            _ => {
+                if !degraded.contains(&origin.name) {
+                    degraded.push(origin.name.clone());
+                }
+            }
+        }
+    }
+    let body = js_sys::Object::new();
+    js_sys::Reflect::set(&body, &"results".into(), &results)?;
+    let degraded_js: js_sys::Array = degraded
+        .iter()
+        .map(|name| JsValue::from_str(name))
+        .collect();
+    js_sys::Reflect::set(&body, &"degraded".into(), &degraded_js)?;
+    let text = js_sys::JSON::stringify(&body)?
+        .as_string()
+        .unwrap_or_default();
+    let mut parts = ResponseParts::json(200, text).timings(timings);
+    if !degraded.is_empty() {
+        parts = parts.header("x-edgeshed-degraded", &degraded.join(", "));
+    }
+    parts.into_response()
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/handler/glue.js")]
+extern "C" {
+    /// The body as text, or `null` once it exceeds `max` bytes (reading stops there).
+    #[wasm_bindgen(js_name = readTextLimited)]
+    fn read_text_limited(response: &web_sys::Response, max: f64) -> js_sys::Promise;
+    /// Cancels the body of `response`, if any, ignoring errors.
+    #[wasm_bindgen(js_name = cancelBody)]
+    fn cancel_body(response: &web_sys::Response);
+    /// Whether `readTextLimited` gave up on this response for its size.
+    #[wasm_bindgen(js_name = tooLarge)]
+    fn too_large(response: &web_sys::Response) -> bool;
+}
+
+/// Admits, fetches and reads one origin call.
+async fn call_origin(
+    gateway: &Gateway,
+    call: &FanOutCall,
+    deadline: Option<Instant>,
+    accept: Option<&str>,
+) -> Outcome {
+    let start = JsClock.now();
+    let (permit, waited) = match admit_origin(gateway, call.origin, deadline).await {
+        Ok(admitted) => admitted,
+        Err(failure) => {
+            return Outcome {
+                result: Err(failure),
+                waited: JsClock.now().saturating_duration_since(start),
+                took: Duration::ZERO,
+            }
+        }
+    };
+    let fetch_start = JsClock.now();
+    let result = fetch_json(gateway, call, deadline, accept).await;
+    let took = JsClock.now().saturating_duration_since(fetch_start);
+    drop(permit);
+    Outcome {
+        result,
+        waited,
+        took,
+    }
+}
+
+async fn fetch_json(
+    gateway: &Gateway,
+    call: &FanOutCall,
+    deadline: Option<Instant>,
+    accept: Option<&str>,
+) -> Result<JsValue, Failure> {
+    let origin = gateway
+        .config
+        .origins
+        .get(call.origin)
+        .ok_or(Failure::Unreachable)?;
+    let url = origin.url.join_configured(&call.path);
+    let limit = time_limit(deadline, origin.timeout);
+    let abort = AbortOnDrop::new().map_err(|_| Failure::Unreachable)?;
+    let init = web_sys::RequestInit::new();
+    init.set_method("GET");
+    let headers = web_sys::Headers::new().map_err(|_| Failure::Unreachable)?;
+    if let Some(accept) = accept {
+        let _ = headers.set("accept", accept);
+    }
+    init.set_headers(&headers);
+    let started = JsClock.now();
+    let response = fetch_within(&url, &init, limit, &abort).await;
+    if let Some(histogram) = gateway
+        .metrics
+        .borrow_mut()
+        .origin_duration
+        .get_mut(call.origin)
+    {
+        histogram.observe(JsClock.now().saturating_duration_since(started));
+    }
+    let response = response?;
+    let status = response.status();
+    if !(200..300).contains(&status) {
+        cancel_body(&response);
+        return Err(Failure::Status(status));
+    }
+    let body = read_text_limited(&response, origin.max_body_bytes as f64);
+    let text = within(body, limit, &abort).await?;
+    abort.disarm();
+    // `null` (not a string) means the reader gave up: the body is too large.
+    let Some(text) = text.as_string() else {
+        return Err(if too_large(&response) {
+            Failure::TooLarge
+        } else {
+            Failure::Unreachable
+        });
+    };
+    Ok(js_sys::JSON::parse(&text).unwrap_or_else(|_| JsValue::from_str(&text)))
+}

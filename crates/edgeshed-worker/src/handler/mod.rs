@@ -1,0 +1,132 @@
+//! The worker's fetch handler (wasm32, `worker` feature): routes, admission,
+//! fan-out, proxying, status mapping and metrics, on web-sys types.
+//!
+//! The JavaScript entry (`worker/index.mjs`) only instantiates the module and
+//! forwards `fetch(request, env, ctx)` to [`handle`].
+
+mod admin;
+mod convert;
+mod fanout;
+mod origin_call;
+mod proxy;
+mod respond;
+mod state;
+
+use edgeshed::time::Clock;
+use edgeshed_wasm::JsClock;
+use respond::{error_json, ResponseParts};
+use state::Gateway;
+use wasm_bindgen::prelude::*;
+
+/// Handles one request. The promise always resolves to a `Response`: every
+/// failure is mapped to a status, never thrown.
+#[wasm_bindgen]
+pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::Promise {
+    let keep_alive = ctx.clone();
+    let client_gone = request.signal();
+    // Tasks of requests that workerd cancelled never finish on their own:
+    // give their permits back (see `task::reclaim_expired`).
+    let reclaimed = edgeshed_wasm::task::reclaim_expired();
+    let lifetime = match Gateway::for_isolate(&env) {
+        Ok(gateway) => {
+            if reclaimed > 0 {
+                gateway.metrics.borrow_mut().reclaimed_tasks += reclaimed as u64;
+            }
+            Some(gateway.config.max_request_time().as_secs_f64() * 1000.0)
+        }
+        Err(_) => None,
+    };
+    let probe = JsValue::from(client_gone.clone());
+    let response = edgeshed_wasm::task::spawn_for_request(
+        async move {
+            // With the `enable_request_signal` flag, the request's signal aborts
+            // when the client disconnects: the route future is then dropped at
+            // once — its permits return and its origin fetches are aborted —
+            // instead of waiting for a hung origin.
+            let routed = core::pin::pin!(route(request, env, ctx));
+            let gone = edgeshed_wasm::abort::Aborted::new(client_gone);
+            let routed = match futures_util::future::select(routed, gone).await {
+                futures_util::future::Either::Left((routed, _)) => routed,
+                futures_util::future::Either::Right(_) => {
+                    ResponseParts::json(499, error_json("client_closed", &[])).into_response()
+                }
+            };
+            let response = match routed {
+                Ok(response) => response,
+                Err(error) => {
+                    let message = error
+                        .as_string()
+                        .or_else(|| {
+                            js_sys::Reflect::get(&error, &"message".into())
+                                .ok()?
+                                .as_string()
+                        })
+                        .unwrap_or_else(|| "internal error".into());
+                    ResponseParts::json(500, error_json("internal", &[("message", &message)]))
+                        .into_response()?
+                }
+            };
+            Ok(response.into())
+        },
+        lifetime,
+        Some(probe),
+    );
+    // The task holds permits until it ends. If the client goes away first,
+    // workerd cancels the request's pending I/O — and the task would never
+    // end. Registering it with waitUntil keeps the request's context (and
+    // so the task's own timers and fetches) alive until it does.
+    wait_until(&keep_alive, &response);
+    response
+}
+
+#[wasm_bindgen(module = "/src/handler/glue.js")]
+extern "C" {
+    /// `ctx.waitUntil(promise)` (settled either way), if `ctx` has it.
+    #[wasm_bindgen(js_name = waitUntilSettled)]
+    fn wait_until(ctx: &JsValue, promise: &js_sys::Promise);
+}
+async fn route(
+    request: web_sys::Request,
+    env: JsValue,
+    ctx: JsValue,
+) -> Result<web_sys::Response, JsValue> {
+    let entry = JsClock.now();
+    let gateway = match Gateway::for_isolate(&env) {
+        Ok(gateway) => gateway,
+        Err(error) => {
+            let body = error_json("config", &[("message", error.message())]);
+            return ResponseParts::json(500, body).into_response();
+        }
+    };
+    let url = web_sys::Url::new(&request.url())?;
+    let path = url.pathname();
+    if path.starts_with("/__edgeshed/") {
+        return admin::respond(&gateway, &request, &path);
+    }
+    match gateway.config.route(&path) {
+        None => ResponseParts::json(404, error_json("not_found", &[]))
+            .timing("admission", core::time::Duration::ZERO)
+            .into_response(),
+        Some(crate::config::Route::FanOut {
+            deadline, calls, ..
+        }) => {
+            let deadline = deadline.map(|budget| entry + budget);
+            fanout::respond(&gateway, &request, entry, deadline, calls).await
+        }
+        Some(crate::config::Route::Proxy { prefix, origin }) => {
+            let rest = path.get(prefix.len()..).unwrap_or_default().to_string();
+            let query = url.search();
+            let query = query.strip_prefix('?').map(str::to_string);
+            proxy::respond(
+                &gateway,
+                request,
+                ctx,
+                entry,
+                *origin,
+                &rest,
+                query.as_deref(),
+            )
+            .await
+        }
+    }
+}

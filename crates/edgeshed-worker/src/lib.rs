@@ -1,0 +1,17 @@
+//! # edgeshed-worker
+//!
+//! The edgeshed gateway: a fetch fan-out gateway for workerd that throttles
+//! calls to origins and answers 503 + `Retry-After` on overload, built with
+//! wasm-pack by `scripts/build-worker.sh` and started by `worker/index.mjs`.
+//!
+//! The pure parts — configuration, path joining, metrics — compile and are
+//! tested on every target; the HTTP handler (web-sys, on
+//! [edgeshed-wasm](https://docs.rs/edgeshed-wasm)'s executor) is wasm32 only.
+
+pub mod config;
+pub mod metrics;
+pub mod proxy_path;
+pub mod value;
+
+#[cfg(target_arch = "wasm32")]
+pub mod handler;
