@@ -11,25 +11,17 @@
 use edgeshed::admission::Policy;
 use edgeshed::worker::config::{Admin, Config, ConfigError, Route};
 use edgeshed::worker::proxy_path::{OriginUrl, PathRefused};
-use edgeshed::worker::value::Value;
 use std::time::Duration;
 
-fn value(json: &serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Null => Value::Null,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap()),
-        serde_json::Value::String(s) => Value::String(s.clone()),
-        serde_json::Value::Array(items) => Value::Array(items.iter().map(value).collect()),
-        serde_json::Value::Object(entries) => {
-            Value::Object(entries.iter().map(|(k, v)| (k.clone(), value(v))).collect())
-        }
-    }
+/// The worker's own reading (`Config::from_deserializer`), over serde_json
+/// here and over serde-wasm-bindgen in the worker.
+fn read(json: &str) -> Result<Config, ConfigError> {
+    let json: serde_json::Value = serde_json::from_str(json).unwrap();
+    Config::from_deserializer(&json)
 }
 
 fn parse(json: &str) -> Result<Config, String> {
-    let json: serde_json::Value = serde_json::from_str(json).unwrap();
-    Config::from_value(&value(&json)).map_err(|e| e.message().to_string())
+    read(json).map_err(|e| e.message().to_string())
 }
 
 /// The example configuration of the contract (DESIGN.md), also a fuzz seed.

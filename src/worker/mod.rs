@@ -7,7 +7,6 @@
 pub mod config;
 pub mod metrics;
 pub mod proxy_path;
-pub mod value;
 
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]
 pub mod handler;

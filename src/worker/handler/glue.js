@@ -123,3 +123,49 @@ export function pipeHeld(body, release, ctx, length, idleMs) {
   if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(done);
   return readable;
 }
+
+// --- src/worker/handler/convert.rs ---
+// A plain copy of the EDGESHED binding, made before serde-wasm-bindgen reads
+// it (its reads do not catch). Throws, as a string, the configuration error
+// of a value that cannot be read: the key that threw, a depth over 32 (a
+// cycle), a function, symbol or bigint. It judges no type or range: that is
+// the deserializer's job.
+export function plainCopy(value) {
+  return copyOf(value, "EDGESHED", 0);
+}
+function copyOf(value, path, depth) {
+  if (depth > 32) throw `${path} is nested too deeply`;
+  if (value === null || value === undefined) return value;
+  const type = typeof value;
+  if (type === "boolean" || type === "number" || type === "string") return value;
+  if (type !== "object") throw `${path} has an unsupported value (a ${type})`;
+  if (guarded(path, () => Array.isArray(value))) {
+    const length = guarded(path, () => value.length);
+    const out = [];
+    for (let index = 0; index < length; index++) {
+      const at = `${path}[${index}]`;
+      out.push(copyOf(guarded(at, () => value[index]), at, depth + 1));
+    }
+    return out;
+  }
+  const out = {};
+  for (const [key, item] of guarded(path, () => Object.entries(value))) {
+    // defineProperty: a key "__proto__" stays a key, as JSON.parse keeps it.
+    const copy = copyOf(item, `${path}.${key}`, depth + 1);
+    Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+function guarded(path, read) {
+  try {
+    return read();
+  } catch (error) {
+    let message = "";
+    try {
+      message = typeof error === "string" ? error : String(error?.message ?? "");
+    } catch {
+      // a thrown value whose message throws too
+    }
+    throw `${path} could not be read (${message})`;
+  }
+}
