@@ -180,8 +180,8 @@ impl<R: Range> Shape<'_> for Int<R> {
     }
 }
 
-/// A number for an error message: integers exactly, other values to three
-/// decimals (no float formatting code in the worker's wasm).
+/// A number for an error message, as JavaScript would print it for the
+/// usual values (`1.5`, `-2`, `NaN`); huge values are not spelled out.
 fn describe_number(n: f64) -> String {
     if n.is_nan() {
         return "NaN".into();
@@ -192,12 +192,10 @@ fn describe_number(n: f64) -> String {
     if n.abs() >= 1e15 {
         return "a number too large".into();
     }
-    if n.fract() == 0.0 {
-        return format!("{}", n as i64);
+    if n == 0.0 {
+        return "0".into(); // -0 too
     }
-    let thousandths = (n.abs() * 1000.0).round() as u64;
-    let sign = if n < 0.0 { "-" } else { "" };
-    format!("{sign}{}.{:03}", thousandths / 1000, thousandths % 1000)
+    format!("{n}")
 }
 
 /// An array of `T`, or the type found instead.
@@ -345,5 +343,56 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut Fields<'_, A> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         self.map.next_value_seed(seed)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::super::raw::{Millis, Positive};
+    use super::*;
+    use serde::de::value::{Error, F64Deserializer, I64Deserializer, StrDeserializer};
+
+    fn positive(n: f64) -> Result<u64, String> {
+        Int::<Positive>::deserialize(F64Deserializer::<Error>::new(n))
+            .unwrap()
+            .0
+    }
+
+    /// What JavaScript can hold and JSON cannot (NaN, Infinity) is judged by
+    /// the same code as everything else, whichever deserializer hands it over.
+    #[test]
+    fn bounded_integers_name_what_they_got() {
+        assert_eq!(positive(6.0), Ok(6));
+        assert_eq!(positive(1_000_000.0), Ok(1_000_000));
+        let what = "must be a positive integer, got";
+        for (n, got) in [
+            (1.5, "1.5"),
+            (0.0, "0"),
+            (-0.0, "0"),
+            (-3.0, "-3"),
+            (1_000_001.0, "1000001"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (1e308, "a number too large"),
+        ] {
+            assert_eq!(positive(n), Err(format!("{what} {got}")), "{n}");
+        }
+        let text = Int::<Millis>::deserialize(StrDeserializer::<Error>::new("20")).unwrap();
+        assert_eq!(
+            text.0,
+            Err("must be a positive integer (milliseconds), got a string".into())
+        );
+        let int = Int::<Millis>::deserialize(I64Deserializer::<Error>::new(20)).unwrap();
+        assert_eq!(int.0, Ok(20));
+    }
+
+    #[test]
+    fn strings_and_flags_name_the_type_they_got() {
+        let flag = Flag::deserialize(StrDeserializer::<Error>::new("yes")).unwrap();
+        assert_eq!(flag.0, Err("a string"));
+        let text = Text::deserialize(F64Deserializer::<Error>::new(5.0)).unwrap();
+        assert_eq!(text.0, Err("a number"));
     }
 }
