@@ -10,32 +10,12 @@
 
 use edgeshed_worker::config::{Admin, Config, Limit, Route};
 use edgeshed_worker::proxy_path::OriginUrl;
-use edgeshed_worker::value::Value;
-
-/// Converts parsed JSON into the worker's [`Value`] (what the `EDGESHED`
-/// binding is read into).
-pub fn value_from_json(json: &serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Null => Value::Null,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap_or(f64::NAN)),
-        serde_json::Value::String(s) => Value::String(s.clone()),
-        serde_json::Value::Array(items) => {
-            Value::Array(items.iter().map(value_from_json).collect())
-        }
-        serde_json::Value::Object(entries) => Value::Object(
-            entries
-                .iter()
-                .map(|(k, v)| (k.clone(), value_from_json(v)))
-                .collect(),
-        ),
-    }
-}
-
-/// `config` target: bytes -> JSON -> [`Value`] -> [`Config::from_value`].
+/// `config` target: bytes -> `serde_json::Value` ->
+/// [`Config::from_deserializer`] (the worker's own deserializer, which it
+/// runs over serde-wasm-bindgen).
 ///
-/// Never panics; an error has a non-empty message; an accepted configuration
-/// is internally consistent.
+/// Never panics; an error has a non-empty message, and so has each problem
+/// it lists; an accepted configuration is internally consistent.
 pub fn config(data: &[u8]) -> Result<(), String> {
     let Ok(text) = std::str::from_utf8(data) else {
         return Ok(());
@@ -43,11 +23,14 @@ pub fn config(data: &[u8]) -> Result<(), String> {
     let Ok(json) = serde_json::from_str::<serde_json::Value>(text) else {
         return Ok(());
     };
-    let value = value_from_json(&json);
-    match Config::from_value(&value) {
+    match Config::from_deserializer(&json) {
         Err(error) if error.message().trim().is_empty() => {
             Err(format!("empty error message for {text:?}"))
         }
+        Err(error) if error.errors().iter().any(|e| e.trim().is_empty()) => Err(format!(
+            "an empty problem in {:?} for {text:?}",
+            error.errors()
+        )),
         Err(_) => Ok(()),
         Ok(config) => check_config(&config).map_err(|why| format!("{why} (input {text:?})")),
     }

@@ -66,10 +66,40 @@ const INVALID = [
   ["a route with both path and prefix", variant((c) => void (c.routes[1].path = "/x")), ["routes[1]"]],
   ["statsPublic that is not a boolean", variant((c) => void (c.statsPublic = "yes")), ["statsPublic", "boolean"]],
   ["statsPublic true next to a statsToken", variant((c) => Object.assign(c, { statsToken: "t", statsPublic: true })), ["statsPublic", "statsToken"]],
+  [
+    "three errors in three sections: all reported at once",
+    variant((c) => {
+      c.origins.users.maxInflight = 4;
+      c.global.maxInFlight = 0;
+      c.routes[1].prefix = "/proxy";
+    }),
+    ["3 configuration errors: ", "global.maxInFlight must be a positive integer, got 0", "origins.users.maxInflight is not a known key", 'routes[1].prefix must end with "/"'],
+  ],
+  [
+    "two errors in one origin: both reported",
+    variant((c) => void Object.assign(c.origins.users, { maxInFlight: 1.5, timeoutMs: "1s" })),
+    ["2 configuration errors: ", "origins.users.maxInFlight must be a positive integer, got 1.5", "origins.users.timeoutMs must be a positive integer (milliseconds), got a string"],
+  ],
   // Fails closed: no embedded configuration takes over.
   ["no EDGESHED binding at all", NO_BINDING, ["the EDGESHED binding is missing: ", "wrangler.toml"]],
   ["an EDGESHED binding of null", null, ["the EDGESHED binding is missing: "]],
 ];
+
+/** The message each object binding of INVALID answered with (filled by the first describe). */
+const objectMessages = new Map();
+
+/** The config message a worker with `binding` answers /aggregate with. */
+async function configMessage(binding) {
+  const worker = await startWorker(binding);
+  try {
+    const r = await worker.get("/aggregate");
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.json?.error, "config", r.text);
+    return r.json.message;
+  } finally {
+    await worker.dispose();
+  }
+}
 
 describe("invalid configuration: 500 config on every request", () => {
   for (const [what, binding, mentions] of INVALID) {
@@ -98,6 +128,7 @@ describe("invalid configuration: 500 config on every request", () => {
           assert.ok(answers[0].includes(mention), `message ${JSON.stringify(answers[0])} names ${mention}`);
         }
         assert.ok(answers.every((m) => m === answers[0]), "the same message on every request");
+        if (typeof binding === "object" && binding !== null) objectMessages.set(what, answers[0]);
         // Where the operator looks (wrangler dev / wrangler tail): logged
         // once for the isolate, not once per request.
         const logged = (await worker.logged()).filter((l) => l.message.includes(answers[0]));
@@ -107,6 +138,19 @@ describe("invalid configuration: 500 config on every request", () => {
       } finally {
         await worker.dispose();
       }
+    });
+  }
+});
+
+// One deserializer reads both forms of the binding: a wrangler [vars] table
+// (an object) and a JSON string (JSON.parse, then the same reading).
+describe("the JSON string form gives the same errors as the object form", () => {
+  for (const [what, binding] of INVALID) {
+    if (typeof binding !== "object" || binding === null) continue;
+    test(what, async () => {
+      const fromObject = objectMessages.get(what) ?? (await configMessage(binding));
+      const fromString = await configMessage(JSON.stringify(binding));
+      assert.equal(fromString, fromObject);
     });
   }
 });

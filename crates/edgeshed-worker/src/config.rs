@@ -1,16 +1,24 @@
-//! The worker's configuration (the `EDGESHED` binding): its model and its
-//! validation. Every error names the key that is wrong.
+//! The worker's configuration (the `EDGESHED` binding): its model, read
+//! with serde (`raw.rs`, through the lenient pieces of `de.rs`) and then
+//! checked (`check.rs`, `routes.rs`). Every error names the key that is
+//! wrong, and every error of a configuration is reported at once.
+//!
+//! One deserializer for every caller: the worker reads the binding with
+//! serde-wasm-bindgen, tests and the fuzz target with `serde_json::Value`.
 
-mod parts;
-mod read;
+mod check;
+mod de;
+mod raw;
+mod routes;
 
 use super::proxy_path::OriginUrl;
-use super::value::Value;
 use core::fmt;
 use core::time::Duration;
 use edgeshed::admission::Policy;
-use parts::{limit, origin, route};
-use read::{boolean, error, field, integer, object, string, Result};
+use serde::{Deserialize, Deserializer};
+
+/// Most errors listed in one [`ConfigError`] message.
+const MAX_LISTED_ERRORS: usize = 20;
 
 /// Requests admitted at once when `global` is omitted; the rest are shed.
 pub const DEFAULT_GLOBAL_MAX_IN_FLIGHT: usize = 256;
@@ -124,107 +132,85 @@ pub struct FanOutCall {
     pub required: bool,
 }
 
-/// What is wrong with a configuration, naming the key.
+/// What is wrong with a configuration: every problem found, each naming
+/// its key.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError(String);
+pub struct ConfigError {
+    message: String,
+    errors: Vec<String>,
+}
 
 impl ConfigError {
     /// An error with this message.
     pub fn new(message: impl Into<String>) -> Self {
-        Self(message.into())
+        let message = message.into();
+        Self {
+            errors: vec![message.clone()],
+            message,
+        }
+    }
+
+    /// Several problems: the message is the only one, or lists them all
+    /// (`3 configuration errors: a; b; c`; at most 20, then how many more).
+    pub fn all(errors: Vec<String>) -> Self {
+        let message = match errors.as_slice() {
+            [only] => only.clone(),
+            _ => {
+                let listed = errors.iter().take(MAX_LISTED_ERRORS);
+                let mut message = format!("{} configuration errors: ", errors.len());
+                message.push_str(&listed.cloned().collect::<Vec<_>>().join("; "));
+                if errors.len() > MAX_LISTED_ERRORS {
+                    let more = errors.len() - MAX_LISTED_ERRORS;
+                    message.push_str(&format!("; and {more} more"));
+                }
+                message
+            }
+        };
+        Self { message, errors }
     }
 
     /// The error of a missing or unreadable `EDGESHED` binding: the gateway
     /// fails closed (every request answers 500) instead of guessing a
     /// configuration. `why` says what was found.
     pub fn missing_binding(why: &str) -> Self {
-        Self(format!(
+        Self::new(format!(
             "the EDGESHED binding is missing: {why}; set it in wrangler.toml \
              ([vars.EDGESHED], a JSON object, or a JSON string) -- see the README"
         ))
     }
 
-    /// The message.
+    /// The message: the problem, or all of them.
     pub fn message(&self) -> &str {
-        &self.0
+        &self.message
+    }
+
+    /// Each problem on its own, in the order found.
+    pub fn errors(&self) -> &[String] {
+        &self.errors
     }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for ConfigError {}
 
 impl Config {
-    /// Validates a configuration value.
-    pub fn from_value(value: &Value) -> Result<Config> {
-        let entries = object(
-            value,
-            "EDGESHED",
-            &[
-                "retryAfterSeconds",
-                "statsToken",
-                "statsPublic",
-                "global",
-                "origins",
-                "routes",
-            ],
-        )?;
-        let retry_after_seconds = integer(
-            field(entries, "retryAfterSeconds"),
-            "retryAfterSeconds",
-            0.0,
-            86_400.0,
-            "an integer from 0 to 86400",
-        )?
-        .map_or(1, |n| n as u32);
-        let admin = admin(entries)?;
-        let global = match field(entries, "global") {
-            None => Limit {
-                max_in_flight: DEFAULT_GLOBAL_MAX_IN_FLIGHT,
-                max_queue: 0,
-                queue_timeout: Duration::ZERO,
-            },
-            Some(value) => {
-                let global = object(
-                    value,
-                    "global",
-                    &["maxInFlight", "maxQueue", "queueTimeoutMs"],
-                )?;
-                limit(global, "global", DEFAULT_GLOBAL_MAX_IN_FLIGHT)?
-            }
-        };
-        let origins = match field(entries, "origins") {
-            None => Vec::new(),
-            Some(value) => {
-                let Value::Object(items) = value else {
-                    return error(format!("origins must be an object, got {}", value.kind()));
-                };
-                items
-                    .iter()
-                    .map(|(name, value)| origin(name, value))
-                    .collect::<Result<Vec<_>>>()?
-            }
-        };
-        let routes = match field(entries, "routes") {
-            None => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| route(i, item, &origins))
-                .collect::<Result<Vec<_>>>()?,
-            Some(other) => return error(format!("routes must be an array, got {}", other.kind())),
-        };
-        Ok(Config {
-            retry_after_seconds,
-            admin,
-            global,
-            origins,
-            routes,
-        })
+    /// Reads and checks a configuration from `deserializer`: a
+    /// `serde_wasm_bindgen::Deserializer` over the binding in the worker, a
+    /// `&serde_json::Value` in tests and fuzzing. The deserializer must hand
+    /// out self-contained values (as those two do; not a streaming parser),
+    /// because a part that cannot be read is skipped and the rest still
+    /// read, so that every error is reported at once.
+    pub fn from_deserializer<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Config, ConfigError> {
+        let raw = de::Section::<raw::RawConfig>::deserialize(deserializer)
+            .map_err(|error| ConfigError::new(format!("EDGESHED could not be read ({error})")))?;
+        check::config(&raw)
     }
 
     /// The longest any request can legitimately take: the global queue wait,
@@ -250,26 +236,5 @@ impl Config {
             Route::FanOut { path: exact, .. } => exact == path,
             Route::Proxy { prefix, .. } => path.starts_with(prefix.as_str()),
         })
-    }
-}
-
-/// `statsToken` and `statsPublic`: who may read `/__edgeshed/*`.
-fn admin(entries: &[(String, Value)]) -> Result<Admin> {
-    let token = string(field(entries, "statsToken"), "statsToken")?;
-    let public = boolean(field(entries, "statsPublic"), "statsPublic")?.unwrap_or(false);
-    match (token, public) {
-        (Some(""), _) => error(
-            "statsToken must not be empty (omit it to keep /__edgeshed/* closed, \
-             or set \"statsPublic\": true to open it)"
-                .into(),
-        ),
-        (Some(_), true) => error(
-            "statsPublic must not be true when statsToken is set (choose one: \
-             a token, or public access)"
-                .into(),
-        ),
-        (Some(token), false) => Ok(Admin::Bearer(token.to_string())),
-        (None, true) => Ok(Admin::Public),
-        (None, false) => Ok(Admin::Closed),
     }
 }

@@ -11,7 +11,6 @@
 pub mod config;
 pub mod metrics;
 pub mod proxy_path;
-pub mod value;
 
 #[cfg(target_arch = "wasm32")]
 pub mod handler;

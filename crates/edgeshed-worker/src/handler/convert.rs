@@ -1,29 +1,27 @@
-//! Reading the `EDGESHED` binding (object or JSON string) into a [`Value`].
+//! Reading the `EDGESHED` binding (object or JSON string) into a
+//! [`Config`], through serde-wasm-bindgen.
 //!
-//! Every read of a JavaScript value goes through an import that catches:
-//! a binding that throws (a getter, a proxy) is a configuration error, never
-//! an exception unwinding through Rust.
+//! serde-wasm-bindgen reads objects with imports that do not catch
+//! (`Object.entries`, indexing), so the binding is first copied into plain
+//! data by `plainCopy` (glue.js), which catches: a binding that throws (a
+//! getter, a proxy) is a configuration error naming the key, never an
+//! exception unwinding through Rust. The copy only copies; every type and
+//! range is judged by the one deserializer, [`Config::from_deserializer`].
 
-use crate::config::ConfigError;
-use crate::value::Value;
+use crate::config::{Config, ConfigError};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/handler/glue.js")]
 extern "C" {
-    /// `Object.entries(value)`, catching what it throws.
-    #[wasm_bindgen(catch, js_namespace = Object, js_name = entries)]
-    fn entries_of(value: &JsValue) -> Result<js_sys::Array, JsValue>;
-    /// `Array.isArray(value)`, catching what it throws (a revoked proxy).
-    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
-    fn is_array(value: &JsValue) -> Result<bool, JsValue>;
+    /// A plain copy of the binding (objects, arrays, scalars; at most 32
+    /// levels deep); throws the message of a configuration error.
+    #[wasm_bindgen(catch, js_name = plainCopy)]
+    fn plain_copy(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// Deepest nesting accepted (the real configuration needs 4).
-const MAX_DEPTH: usize = 32;
-
-/// The configuration value: `env.EDGESHED` as an object or JSON string. A
+/// The configuration in `env.EDGESHED`, an object or a JSON string. A
 /// missing or unreadable binding is an error: the gateway fails closed.
-pub(crate) fn config_value(env: &JsValue) -> Result<Value, ConfigError> {
+pub(crate) fn read_config(env: &JsValue) -> Result<Config, ConfigError> {
     if !env.is_object() {
         return Err(ConfigError::missing_binding("the worker got no env object"));
     }
@@ -36,14 +34,15 @@ pub(crate) fn config_value(env: &JsValue) -> Result<Value, ConfigError> {
     if binding.is_undefined() || binding.is_null() {
         return Err(ConfigError::missing_binding("env has no EDGESHED"));
     }
-    let parsed;
-    let source = if let Some(text) = binding.as_string() {
-        parsed = parse_json(&text)?;
-        &parsed
-    } else {
-        &binding
+    let source = match binding.as_string() {
+        Some(text) => parse_json(&text)?,
+        None => binding,
     };
-    to_value(source, "EDGESHED", 0)
+    let plain = plain_copy(&source).map_err(|error| match message_of(&error) {
+        message if message.is_empty() => ConfigError::new("EDGESHED could not be read"),
+        message => ConfigError::new(message),
+    })?;
+    Config::from_deserializer(serde_wasm_bindgen::Deserializer::from(plain))
 }
 
 fn parse_json(text: &str) -> Result<JsValue, ConfigError> {
@@ -65,60 +64,4 @@ fn message_of(error: &JsValue) -> String {
                 .as_string()
         })
         .unwrap_or_default()
-}
-
-/// `value[index]`, or an error naming `path` if reading it throws.
-fn item(value: &JsValue, index: u32, path: &str) -> Result<JsValue, ConfigError> {
-    js_sys::Reflect::get_u32(value, index).map_err(|error| unreadable(path, &error))
-}
-
-fn unreadable(path: &str, error: &JsValue) -> ConfigError {
-    ConfigError::new(format!("{path} could not be read ({})", message_of(error)))
-}
-
-fn to_value(value: &JsValue, path: &str, depth: usize) -> Result<Value, ConfigError> {
-    if depth > MAX_DEPTH {
-        return Err(ConfigError::new(format!("{path} is nested too deeply")));
-    }
-    if value.is_undefined() || value.is_null() {
-        return Ok(Value::Null);
-    }
-    if let Some(flag) = value.as_bool() {
-        return Ok(Value::Bool(flag));
-    }
-    if let Some(number) = value.as_f64() {
-        return Ok(Value::Number(number));
-    }
-    if let Some(text) = value.as_string() {
-        return Ok(Value::String(text));
-    }
-    if value.is_object() && !value.is_function() {
-        let array = is_array(value).map_err(|error| unreadable(path, &error))?;
-        if array {
-            let length = js_sys::Reflect::get(value, &"length".into())
-                .map_err(|error| unreadable(path, &error))?
-                .as_f64()
-                .unwrap_or(0.0) as u32;
-            let mut out = Vec::new();
-            for index in 0..length {
-                let at = format!("{path}[{index}]");
-                out.push(to_value(&item(value, index, &at)?, &at, depth + 1)?);
-            }
-            return Ok(Value::Array(out));
-        }
-        let entries = entries_of(value).map_err(|error| unreadable(path, &error))?;
-        let mut out = Vec::with_capacity(entries.length() as usize);
-        for index in 0..entries.length() {
-            let entry = item(&entries, index, path)?;
-            let key = item(&entry, 0, path)?.as_string().unwrap_or_default();
-            let at = format!("{path}.{key}");
-            let value = item(&entry, 1, &at)?;
-            out.push((key.clone(), to_value(&value, &at, depth + 1)?));
-        }
-        return Ok(Value::Object(out));
-    }
-    Err(ConfigError::new(format!(
-        "{path} has an unsupported value (a {})",
-        value.js_typeof().as_string().unwrap_or_default()
-    )))
 }

@@ -1,7 +1,7 @@
-// JavaScript helpers of the worker's handler (src/worker/handler/*.rs),
+// JavaScript helpers of the worker's handler (src/handler/*.rs),
 // imported by wasm-bindgen as one module.
 
-// --- src/worker/handler/fanout.rs ---
+// --- src/handler/fanout.rs ---
 export function readTextLimited(response, max) {
   try {
     return readLimited(response, max);
@@ -49,7 +49,7 @@ function concat(chunks, size) {
 }
 export function tooLarge(response) { return response.__edgeshedTooLarge === true; }
 
-// --- src/worker/handler/mod.rs ---
+// --- src/handler/mod.rs ---
 export function waitUntilSettled(ctx, promise) {
   try {
     if (ctx && typeof ctx.waitUntil === "function") {
@@ -61,7 +61,7 @@ export function waitUntilSettled(ctx, promise) {
   }
 }
 
-// --- src/worker/handler/state.rs ---
+// --- src/handler/state.rs ---
 export function logError(message) {
   try {
     console.error(message);
@@ -70,7 +70,7 @@ export function logError(message) {
   }
 }
 
-// --- src/worker/handler/origin_call.rs ---
+// --- src/handler/origin_call.rs ---
 export function tryAbort(controller) {
   try {
     controller.abort();
@@ -79,7 +79,7 @@ export function tryAbort(controller) {
   }
 }
 
-// --- src/worker/handler/proxy.rs ---
+// --- src/handler/proxy.rs ---
 export function pipeHeld(body, release, ctx, length, idleMs) {
   // Piping into a workerd stream inside waitUntil settles both when the body
   // ends and when the client goes away, so the permits always come back (a
@@ -122,4 +122,50 @@ export function pipeHeld(body, release, ctx, length, idleMs) {
     .then(free, free);
   if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(done);
   return readable;
+}
+
+// --- src/handler/convert.rs ---
+// A plain copy of the EDGESHED binding, made before serde-wasm-bindgen reads
+// it (its reads do not catch). Throws, as a string, the configuration error
+// of a value that cannot be read: the key that threw, a depth over 32 (a
+// cycle), a function, symbol or bigint. It judges no type or range: that is
+// the deserializer's job.
+export function plainCopy(value) {
+  return copyOf(value, "EDGESHED", 0);
+}
+function copyOf(value, path, depth) {
+  if (depth > 32) throw `${path} is nested too deeply`;
+  if (value === null || value === undefined) return value;
+  const type = typeof value;
+  if (type === "boolean" || type === "number" || type === "string") return value;
+  if (type !== "object") throw `${path} has an unsupported value (a ${type})`;
+  if (guarded(path, () => Array.isArray(value))) {
+    const length = guarded(path, () => value.length);
+    const out = [];
+    for (let index = 0; index < length; index++) {
+      const at = `${path}[${index}]`;
+      out.push(copyOf(guarded(at, () => value[index]), at, depth + 1));
+    }
+    return out;
+  }
+  const out = {};
+  for (const [key, item] of guarded(path, () => Object.entries(value))) {
+    // defineProperty: a key "__proto__" stays a key, as JSON.parse keeps it.
+    const copy = copyOf(item, `${path}.${key}`, depth + 1);
+    Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+function guarded(path, read) {
+  try {
+    return read();
+  } catch (error) {
+    let message = "";
+    try {
+      message = typeof error === "string" ? error : String(error?.message ?? "");
+    } catch {
+      // a thrown value whose message throws too
+    }
+    throw `${path} could not be read (${message})`;
+  }
 }

@@ -1,7 +1,7 @@
 //! The isolate's gateway: configuration and limiters, created on the first
 //! request and shared by every request the isolate handles.
 
-use super::convert::config_value;
+use super::convert::read_config;
 use crate::config::{Config, ConfigError};
 use crate::metrics::{Histogram, ScopeMetrics};
 use core::cell::RefCell;
@@ -62,8 +62,7 @@ impl Gateway {
     }
 
     fn from_env(env: &JsValue) -> Result<Gateway, ConfigError> {
-        let value = config_value(env)?;
-        let config = Config::from_value(&value)?;
+        let config = read_config(env)?;
         let global = Admission::new(config.global.max_in_flight, config.global.policy(), JsClock);
         let origins = config
             .origins

@@ -1,0 +1,284 @@
+//! The checks after deserialization: types and ranges found by `de.rs`,
+//! required keys, and the rules across keys. Every problem is reported, each
+//! naming its key; a [`Config`] is built only when there is none.
+
+use super::de::{Entries, Fault, Flag, Int, Range, Section, Text};
+use super::raw::{Millis, NonNegative, Positive, RawConfig, RawLimit, RawOrigin};
+use super::{Admin, Config, ConfigError, Limit, Origin};
+use super::{DEFAULT_GLOBAL_MAX_IN_FLIGHT, DEFAULT_MAX_BODY_BYTES};
+use super::{DEFAULT_ORIGIN_MAX_IN_FLIGHT, DEFAULT_ORIGIN_TIMEOUT};
+use crate::proxy_path::OriginUrl;
+use core::time::Duration;
+
+/// A key's value after its check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Field<T> {
+    /// Omitted (or `null`).
+    Absent,
+    /// Present and valid.
+    Valid(T),
+    /// Present and invalid (already reported).
+    Invalid,
+}
+
+impl<T> Field<T> {
+    /// The value, `default` when omitted, `None` when invalid.
+    pub(super) fn or(self, default: T) -> Option<T> {
+        match self {
+            Field::Absent => Some(default),
+            Field::Valid(value) => Some(value),
+            Field::Invalid => None,
+        }
+    }
+}
+
+/// The problems found so far.
+#[derive(Default)]
+pub(super) struct Report {
+    errors: Vec<String>,
+}
+
+/// `path.key`.
+pub(super) fn join(path: &str, key: &str) -> String {
+    format!("{path}.{key}")
+}
+
+impl Report {
+    /// Records a problem.
+    pub(super) fn add(&mut self, message: String) {
+        self.errors.push(message);
+    }
+
+    /// The object at `path`, after reporting its unknown keys (or that it is
+    /// not an object).
+    pub(super) fn open<'s, T>(&mut self, section: &'s Section<T>, path: &str) -> Option<&'s T> {
+        for key in &section.unknown {
+            self.add(format!(
+                "{} is not a known key (expected one of: {})",
+                join(path, key),
+                section.known.join(", ")
+            ));
+        }
+        match &section.value {
+            Ok(value) => Some(value),
+            Err(Fault::NotObject(kind)) => {
+                self.add(format!("{path} must be an object, got {kind}"));
+                None
+            }
+            Err(Fault::Unreadable(why)) => {
+                self.add(format!("{path} could not be read ({why})"));
+                None
+            }
+        }
+    }
+
+    /// An integer key.
+    pub(super) fn int<R: Range>(&mut self, value: &Option<Int<R>>, path: &str) -> Field<u64> {
+        match value {
+            None => Field::Absent,
+            Some(Int(Ok(n), _)) => Field::Valid(*n),
+            Some(Int(Err(why), _)) => {
+                self.add(format!("{path} {why}"));
+                Field::Invalid
+            }
+        }
+    }
+
+    /// A key in milliseconds.
+    pub(super) fn millis(&mut self, value: &Option<Int<Millis>>, path: &str) -> Field<Duration> {
+        match self.int(value, path) {
+            Field::Absent => Field::Absent,
+            Field::Valid(ms) => Field::Valid(Duration::from_millis(ms)),
+            Field::Invalid => Field::Invalid,
+        }
+    }
+
+    /// A string key.
+    pub(super) fn text<'v>(&mut self, value: &'v Option<Text>, path: &str) -> Field<&'v str> {
+        match value {
+            None => Field::Absent,
+            Some(Text(Ok(text))) => Field::Valid(text),
+            Some(Text(Err(kind))) => {
+                self.add(format!("{path} must be a string, got {kind}"));
+                Field::Invalid
+            }
+        }
+    }
+
+    /// A boolean key.
+    pub(super) fn flag(&mut self, value: &Option<Flag>, path: &str) -> Field<bool> {
+        match value {
+            None => Field::Absent,
+            Some(Flag(Ok(flag))) => Field::Valid(*flag),
+            Some(Flag(Err(kind))) => {
+                self.add(format!("{path} must be a boolean, got {kind}"));
+                Field::Invalid
+            }
+        }
+    }
+
+    /// The outcome: `value` if nothing was reported, else every problem.
+    pub(super) fn finish<T>(self, value: Option<T>) -> Result<T, ConfigError> {
+        match value {
+            Some(value) if self.errors.is_empty() => Ok(value),
+            _ if self.errors.is_empty() => Err(ConfigError::new("EDGESHED could not be read")),
+            _ => Err(ConfigError::all(self.errors)),
+        }
+    }
+}
+
+/// The whole configuration.
+pub(super) fn config(raw: &Section<RawConfig>) -> Result<Config, ConfigError> {
+    let mut report = Report::default();
+    let config = report
+        .open(raw, "EDGESHED")
+        .and_then(|raw| build(&mut report, raw));
+    report.finish(config)
+}
+
+fn build(report: &mut Report, raw: &RawConfig) -> Option<Config> {
+    let retry = report.int(&raw.retry_after_seconds, "retryAfterSeconds");
+    let admin = admin(report, raw);
+    let global = match &raw.global {
+        None => Some(Limit {
+            max_in_flight: DEFAULT_GLOBAL_MAX_IN_FLIGHT,
+            max_queue: 0,
+            queue_timeout: Duration::ZERO,
+        }),
+        Some(section) => report.open(section, "global").and_then(|global| {
+            let RawLimit {
+                max_in_flight,
+                max_queue,
+                queue_timeout_ms,
+            } = global;
+            let keys = (max_in_flight, max_queue, queue_timeout_ms);
+            limit(report, "global", keys, DEFAULT_GLOBAL_MAX_IN_FLIGHT)
+        }),
+    };
+    let (origins, names) = origins(report, raw);
+    let routes = super::routes::routes(report, raw, &names);
+    Some(Config {
+        retry_after_seconds: retry.or(1)? as u32,
+        admin: admin?,
+        global: global?,
+        origins: origins?,
+        routes: routes?,
+    })
+}
+
+/// `statsToken` and `statsPublic`: who may read `/__edgeshed/*`.
+fn admin(report: &mut Report, raw: &RawConfig) -> Option<Admin> {
+    let token = match report.text(&raw.stats_token, "statsToken") {
+        Field::Absent => None,
+        Field::Valid(token) => Some(token),
+        Field::Invalid => return None,
+    };
+    let public = report.flag(&raw.stats_public, "statsPublic").or(false)?;
+    match (token, public) {
+        (Some(""), _) => report.add(
+            "statsToken must not be empty (omit it to keep /__edgeshed/* closed, \
+             or set \"statsPublic\": true to open it)"
+                .into(),
+        ),
+        (Some(_), true) => report.add(
+            "statsPublic must not be true when statsToken is set (choose one: \
+             a token, or public access)"
+                .into(),
+        ),
+        (Some(token), false) => return Some(Admin::Bearer(token.to_string())),
+        (None, true) => return Some(Admin::Public),
+        (None, false) => return Some(Admin::Closed),
+    }
+    None
+}
+
+/// The keys of a limit: `maxInFlight`, `maxQueue`, `queueTimeoutMs`.
+type LimitKeys<'r> = (
+    &'r Option<Int<Positive>>,
+    &'r Option<Int<NonNegative>>,
+    &'r Option<Int<Millis>>,
+);
+
+/// A limit at `path`; a queue needs a timeout (every wait is bounded).
+fn limit(report: &mut Report, path: &str, keys: LimitKeys<'_>, default: usize) -> Option<Limit> {
+    let (max_in_flight, max_queue, queue_timeout) = keys;
+    let max_in_flight = report.int(max_in_flight, &join(path, "maxInFlight"));
+    let max_queue = report.int(max_queue, &join(path, "maxQueue")).or(0);
+    let queue_timeout = report.millis(queue_timeout, &join(path, "queueTimeoutMs"));
+    let queue_timeout = match (max_queue?, queue_timeout) {
+        (0, timeout) => timeout.or(Duration::ZERO),
+        (_, Field::Valid(timeout)) => Some(timeout),
+        (_, Field::Invalid) => None,
+        (_, Field::Absent) => {
+            report.add(format!(
+                "{} is required when {} > 0 (every wait must be bounded)",
+                join(path, "queueTimeoutMs"),
+                join(path, "maxQueue")
+            ));
+            None
+        }
+    };
+    Some(Limit {
+        max_in_flight: max_in_flight.or(default as u64)? as usize,
+        max_queue: max_queue? as usize,
+        queue_timeout: queue_timeout?,
+    })
+}
+
+/// `origins`, and the names routes may refer to (every entry's, valid or
+/// not, so that an invalid origin is not also reported as unknown).
+fn origins<'r>(report: &mut Report, raw: &'r RawConfig) -> (Option<Vec<Origin>>, Vec<&'r str>) {
+    let entries = match &raw.origins {
+        None => return (Some(Vec::new()), Vec::new()),
+        Some(Entries(Ok(entries))) => entries,
+        Some(Entries(Err(kind))) => {
+            report.add(format!("origins must be an object, got {kind}"));
+            return (None, Vec::new());
+        }
+    };
+    let names = entries.iter().map(|(name, _)| name.as_str()).collect();
+    let origins = entries
+        .iter()
+        .map(|(name, section)| origin(report, name, section))
+        .collect::<Vec<_>>();
+    (origins.into_iter().collect(), names)
+}
+
+/// The origin `name`.
+fn origin(report: &mut Report, name: &str, section: &Section<RawOrigin>) -> Option<Origin> {
+    let name_is_plain = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !name_is_plain {
+        report.add(format!(
+            "origins.\"{name}\" is not a valid origin name (1 to 64 of A-Z a-z 0-9 - _)"
+        ));
+        return None;
+    }
+    let path = format!("origins.{name}");
+    let raw = report.open(section, &path)?;
+    let url_path = join(&path, "url");
+    let url = match report.text(&raw.url, &url_path) {
+        Field::Absent => {
+            report.add(format!("{url_path} is required"));
+            None
+        }
+        Field::Valid(url) => OriginUrl::parse(url)
+            .map_err(|why| report.add(format!("{url_path} {why}")))
+            .ok(),
+        Field::Invalid => None,
+    };
+    let keys = (&raw.max_in_flight, &raw.max_queue, &raw.queue_timeout_ms);
+    let limit = limit(report, &path, keys, DEFAULT_ORIGIN_MAX_IN_FLIGHT);
+    let timeout = report.millis(&raw.timeout_ms, &join(&path, "timeoutMs"));
+    let max_body_bytes = report.int(&raw.max_body_bytes, &join(&path, "maxBodyBytes"));
+    Some(Origin {
+        name: name.to_string(),
+        url: url?,
+        limit: limit?,
+        timeout: Some(timeout.or(DEFAULT_ORIGIN_TIMEOUT)?),
+        max_body_bytes: max_body_bytes.or(DEFAULT_MAX_BODY_BYTES)?,
+    })
+}
