@@ -330,10 +330,13 @@ fn uncontended(n: u64) -> Group {
             let mut svc = inner();
             timed(rt, drive(&mut svc, n), n)
         }),
-        Case::new("edgeshed CL: ConcurrencyLimit::new(inner, 64)", |rt, n| {
-            let mut svc = edgeshed::ConcurrencyLimit::new(inner(), LIMIT);
-            timed(rt, drive(&mut svc, n), n)
-        }),
+        Case::new(
+            "edgeshed CL: ConcurrencyLimit::new(inner, 64).unwrap()",
+            |rt, n| {
+                let mut svc = edgeshed::ConcurrencyLimit::new(inner(), LIMIT).unwrap();
+                timed(rt, drive(&mut svc, n), n)
+            },
+        ),
         Case::new(
             "tower CL: tower::limit::ConcurrencyLimit::new(inner, 64)",
             |rt, n| {
@@ -344,8 +347,9 @@ fn uncontended(n: u64) -> Group {
         Case::new(
             "edgeshed LS+CL: LoadShed::new(ConcurrencyLimit)",
             |rt, n| {
-                let mut svc =
-                    edgeshed::LoadShed::new(edgeshed::ConcurrencyLimit::new(inner(), LIMIT));
+                let mut svc = edgeshed::LoadShed::new(
+                    edgeshed::ConcurrencyLimit::new(inner(), LIMIT).unwrap(),
+                );
                 timed(rt, drive(&mut svc, n), n)
             },
         ),
@@ -356,10 +360,15 @@ fn uncontended(n: u64) -> Group {
             ));
             timed(rt, drive(&mut svc, n), n)
         }),
-        Case::new("edgeshed shed: ConcurrencyLimitLayer::shed(64)", |rt, n| {
-            let mut svc = edgeshed::ConcurrencyLimitLayer::shed(LIMIT).layer(inner());
-            timed(rt, drive(&mut svc, n), n)
-        }),
+        Case::new(
+            "edgeshed shed: ConcurrencyLimitLayer::shed(64).unwrap()",
+            |rt, n| {
+                let mut svc = edgeshed::ConcurrencyLimitLayer::shed(LIMIT)
+                    .unwrap()
+                    .layer(inner());
+                timed(rt, drive(&mut svc, n), n)
+            },
+        ),
     ];
     Group {
         title: "1. uncontended: limit 64, one caller, ready + call + await",
@@ -380,10 +389,11 @@ fn contended(m: u64, local: bool) -> Group {
             contend(rt, local, tower::service_fn(echo_yield), m)
         }),
         Case::new(
-            "edgeshed CL: ConcurrencyLimit::new(inner, 4)",
+            "edgeshed CL: ConcurrencyLimit::new(inner, 4).unwrap()",
             move |rt, m| {
                 let svc =
-                    edgeshed::ConcurrencyLimit::new(tower::service_fn(echo_yield), CONTENDED_LIMIT);
+                    edgeshed::ConcurrencyLimit::new(tower::service_fn(echo_yield), CONTENDED_LIMIT)
+                        .unwrap();
                 contend(rt, local, svc, m)
             },
         ),
@@ -417,7 +427,7 @@ fn saturated(n: u64) -> Group {
         Case::new(
             "edgeshed LS+CL: LoadShed::new(ConcurrencyLimit), full",
             |rt, n| {
-                let limited = edgeshed::ConcurrencyLimit::new(inner(), 1);
+                let limited = edgeshed::ConcurrencyLimit::new(inner(), 1).unwrap();
                 let mut holder = limited.clone();
                 hold_permit(rt, &mut holder);
                 let mut svc = edgeshed::LoadShed::new(limited);
@@ -439,9 +449,11 @@ fn saturated(n: u64) -> Group {
             },
         ),
         Case::new(
-            "edgeshed shed: ConcurrencyLimitLayer::shed(1), full",
+            "edgeshed shed: ConcurrencyLimitLayer::shed(1).unwrap(), full",
             |rt, n| {
-                let limited = edgeshed::ConcurrencyLimitLayer::shed(1).layer(inner());
+                let limited = edgeshed::ConcurrencyLimitLayer::shed(1)
+                    .unwrap()
+                    .layer(inner());
                 let mut holder = limited.clone();
                 hold_permit(rt, &mut holder);
                 let mut svc = limited;
@@ -552,7 +564,7 @@ fn main() {
     check_contention(
         &rt,
         "edgeshed",
-        edgeshed::ConcurrencyLimit::new(tower::service_fn(tracked_echo), CONTENDED_LIMIT),
+        edgeshed::ConcurrencyLimit::new(tower::service_fn(tracked_echo), CONTENDED_LIMIT).unwrap(),
     );
     check_contention(
         &rt,

@@ -165,8 +165,9 @@ impl Harness {
     fn new(limit: usize, policy: Policy) -> Self {
         let clock = ManualClock::new();
         let origin = Origin::new();
-        let base =
-            ConcurrencyLimitLayer::with_policy(limit, policy, clock.clone()).layer(origin.clone());
+        let base = ConcurrencyLimitLayer::with_policy(limit, policy, clock.clone())
+            .unwrap()
+            .layer(origin.clone());
         let admission = base.admission().clone();
         Self {
             clock,
