@@ -60,6 +60,14 @@ suite_cargo_test() {
     cargo test
 }
 
+suite_doc() {
+    # rustdoc of the library (host target), warnings as errors: broken or
+    # redundant intra-doc links fail. Once with the default features, once
+    # with the optional ones (`tokio`, `http-body`) that docs.rs shows.
+    RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
+    RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --features tokio,http-body
+}
+
 suite_wasm_release() {
     cargo build --release --lib --target "$WASM_TARGET"
     local wasm="$TARGET_DIR/$WASM_TARGET/release/edgeshed.wasm"
@@ -189,6 +197,7 @@ SUITES=(
     "clippy_host|cargo clippy --all-targets -- -D warnings (host)"
     "clippy_wasm|cargo clippy --lib --target $WASM_TARGET -- -D warnings"
     "cargo_test|cargo test (native: unit, integration, doc tests)"
+    "doc|cargo doc --no-deps with RUSTDOCFLAGS=-D warnings (host)"
     "wasm_release|cargo build --release --lib --target $WASM_TARGET (size)"
     "wasm_node|wasm-bindgen tests of the JS Limiter in Node.js (tests/wasm_limiter.rs)"
     "wasm_chrome|wasm-bindgen tests of the JS Limiter in headless Chromium"

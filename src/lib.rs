@@ -8,7 +8,7 @@
 //! futures until memory runs out. edgeshed gives every service an explicit
 //! capacity and decides, for each request, to **admit** it, **queue** it
 //! (bounded in length and time) or **shed** it at once with an
-//! [`Overloaded`](error::Overloaded) error that maps to HTTP 503.
+//! [`Overloaded`] error that maps to HTTP 503.
 //!
 //! The middleware implement tower's [`Service`](tower_service::Service) and
 //! [`Layer`](tower_layer::Layer) traits, so they compose with the tower
@@ -17,9 +17,9 @@
 //! | module | what it does |
 //! |---|---|
 //! | [`semaphore`] | FIFO-fair, cancellation-safe async semaphore with owned permits |
-//! | [`admission`] | a shared limit plus its [`Policy`](admission::Policy): wait, shed or bounded queue |
-//! | [`limit`] | [`ConcurrencyLimit`](limit::ConcurrencyLimit) service and layers |
-//! | [`load_shed`] | [`LoadShed`](load_shed::LoadShed): reject when the inner service is not ready |
+//! | [`admission`] | a shared limit plus its [`Policy`]: wait, shed or bounded queue |
+//! | [`limit`] | [`ConcurrencyLimit`] service and layers |
+//! | [`load_shed`] | [`LoadShed`]: reject when the inner service is not ready |
 //! | [`deadline`] | [`Deadline`](deadline::Deadline): one budget for readiness wait + call |
 //! | [`time`] | the injected [`Clock`](time::Clock), a [`ManualClock`](time::ManualClock) for tests, `TokioClock` (feature `tokio`) |
 //! | `http_body` | `PermitBody`: the permit lives as long as an `http::Response`'s body (feature `http-body`) |

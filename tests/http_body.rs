@@ -40,7 +40,9 @@ impl Body for ChannelBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.0.poll_recv(cx).map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
     }
 }
 
@@ -49,7 +51,11 @@ type Reply = Response<Either<PermitBody<ChannelBody>, Empty<Bytes>>>;
 /// A hyper server whose every request gets a streamed body; the sender of
 /// each body is handed to the test. At most one response body at once; the
 /// rest are shed with 503.
-async fn serve() -> (SocketAddr, Admission, mpsc::UnboundedReceiver<mpsc::Sender<Bytes>>) {
+async fn serve() -> (
+    SocketAddr,
+    Admission,
+    mpsc::UnboundedReceiver<mpsc::Sender<Bytes>>,
+) {
     let (bodies_tx, bodies) = mpsc::unbounded_channel();
     let origin = tower::service_fn(move |_: Request<hyper::body::Incoming>| {
         let (chunks, rx) = mpsc::channel(4);
@@ -114,7 +120,9 @@ async fn get(addr: SocketAddr) -> (Response<hyper::body::Incoming>, tokio::task:
 }
 
 async fn within<F: std::future::Future>(future: F) -> F::Output {
-    tokio::time::timeout(BOUND, future).await.expect("step took longer than the bound")
+    tokio::time::timeout(BOUND, future)
+        .await
+        .expect("step took longer than the bound")
 }
 
 async fn next_chunk(body: &mut hyper::body::Incoming) -> Option<Bytes> {
@@ -132,7 +140,11 @@ async fn a_streamed_body_holds_its_permit_until_the_last_chunk() {
 
     chunks.send(Bytes::from("one")).await.unwrap();
     assert_eq!(next_chunk(&mut body).await.unwrap(), "one");
-    assert_eq!(admission.stats().in_flight, 1, "headers sent, body still streaming");
+    assert_eq!(
+        admission.stats().in_flight,
+        1,
+        "headers sent, body still streaming"
+    );
     // Meanwhile a second request is shed: the permit is in the body.
     let (second, _) = get(addr).await;
     assert_eq!(second.status(), StatusCode::SERVICE_UNAVAILABLE);
@@ -143,7 +155,11 @@ async fn a_streamed_body_holds_its_permit_until_the_last_chunk() {
     assert_eq!(admission.stats().in_flight, 1);
     drop(chunks); // the last chunk was "two": the body ends
     assert_eq!(next_chunk(&mut body).await, None);
-    assert_eq!(admission.stats().in_flight, 0, "the end of the body freed the permit");
+    assert_eq!(
+        admission.stats().in_flight,
+        0,
+        "the end of the body freed the permit"
+    );
 
     // The next request is admitted.
     let (third, _) = get(addr).await;
@@ -170,7 +186,11 @@ async fn a_client_that_disconnects_mid_body_frees_the_permit() {
     // channel closes. The permit is dropped before the channel's receiver.
     let _ = chunks.send(Bytes::from("lost")).await;
     within(chunks.closed()).await;
-    assert_eq!(admission.stats().in_flight, 0, "the dropped body freed the permit");
+    assert_eq!(
+        admission.stats().in_flight,
+        0,
+        "the dropped body freed the permit"
+    );
 
     let (next, _) = get(addr).await;
     assert_eq!(next.status(), StatusCode::OK);
@@ -203,10 +223,18 @@ async fn the_permit_is_released_at_the_end_and_on_an_error_while_the_body_lives(
     assert!(ends.holds_permit());
     assert!(ends.frame().await.is_none());
     assert!(!ends.holds_permit());
-    assert_eq!(admission.stats().in_flight, 1, "released at the end, body still alive");
+    assert_eq!(
+        admission.stats().in_flight,
+        1,
+        "released at the end, body still alive"
+    );
 
     assert_eq!(fails.frame().await.unwrap().unwrap_err(), "broken");
-    assert_eq!(admission.stats().in_flight, 0, "released on the error, body still alive");
+    assert_eq!(
+        admission.stats().in_flight,
+        0,
+        "released on the error, body still alive"
+    );
     drop((ends, fails));
 }
 

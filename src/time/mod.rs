@@ -3,7 +3,7 @@
 //! The core never reads the system time itself (`std::time::Instant::now()`
 //! panics on `wasm32-unknown-unknown`). Whatever needs time — queue timeouts,
 //! deadlines — receives a [`Clock`]: JavaScript timers on wasm, a runtime's
-//! timer natively (the `tokio` feature ships [`TokioClock`]), or the
+//! timer natively (the `tokio` feature ships `TokioClock`), or the
 //! [`ManualClock`] in tests.
 
 mod manual;
