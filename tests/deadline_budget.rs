@@ -1,3 +1,5 @@
+// Native only: tower, tokio and hyper are host dev-dependencies.
+#![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! When `Deadline`'s budget starts: at the first `poll_ready` that has to
 //! wait, otherwise at `call`, so that readiness polled ahead of a request

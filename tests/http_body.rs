@@ -1,3 +1,5 @@
+// Native only: tower, tokio and hyper are host dev-dependencies.
+#![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! `hold_permit_in_body` with a real hyper server and client on tokio over
 //! 127.0.0.1: a streamed body holds its permit until its last chunk, and a

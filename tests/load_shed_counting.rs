@@ -1,3 +1,5 @@
+// Native only: tower, tokio and hyper are host dev-dependencies.
+#![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! `LoadShed` counts its rejections (its own count, or an admission's
 //! `stats().shed`), `shed_when_full` counts in the limit's stats, and

@@ -1,3 +1,5 @@
+// Native only: tower, tokio and hyper are host dev-dependencies.
+#![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! A crate outside this repository can depend on `edgeshed` by path, with
 //! only the `tokio` feature, and build and run a `ServiceBuilder` stack on

@@ -1,3 +1,5 @@
+// Native only: tower, tokio and hyper are host dev-dependencies.
+#![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Constructors refuse what cannot work, the way the JS `Limiter` does: a
 //! zero limit (every call would be "service overloaded") and a zero queue
