@@ -24,9 +24,11 @@
 //! | [`time`] | the injected [`Clock`](time::Clock), a [`ManualClock`](time::ManualClock) for tests, `TokioClock` (feature `tokio`) |
 //! | `http_body` | `PermitBody`: the permit lives as long as an `http::Response`'s body (feature `http-body`) |
 //!
-//! Features (none by default for the Rust library): `tokio` ships
+//! Optional features, both off by default: `tokio` ships
 //! `time::TokioClock`; `http-body` ships `http_body::PermitBody` and
-//! `ConcurrencyLimitLayer::hold_permit_in_body`.
+//! `ConcurrencyLimitLayer::hold_permit_in_body`. (The `js` and `worker`
+//! features build the npm package and the edge worker on wasm32; they do
+//! nothing for a native build.)
 //!
 //! ## Example
 //!

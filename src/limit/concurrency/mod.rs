@@ -29,11 +29,13 @@
 //! ```
 
 mod future;
+mod global;
 mod layer;
 mod release;
 mod service;
 
 pub use future::ResponseFuture;
-pub use layer::{ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer, NeedsClock};
+pub use global::GlobalConcurrencyLimitLayer;
+pub use layer::{ConcurrencyLimitLayer, NeedsClock};
 pub use release::{HoldInResponse, Permitted, Release, ReleaseOnCompletion};
 pub use service::ConcurrencyLimit;
