@@ -330,13 +330,10 @@ fn uncontended(n: u64) -> Group {
             let mut svc = inner();
             timed(rt, drive(&mut svc, n), n)
         }),
-        Case::new(
-            "edgeshed CL: ConcurrencyLimit::new(inner, 64).unwrap()",
-            |rt, n| {
-                let mut svc = edgeshed::ConcurrencyLimit::new(inner(), LIMIT).unwrap();
-                timed(rt, drive(&mut svc, n), n)
-            },
-        ),
+        Case::new("edgeshed CL: ConcurrencyLimit::new(inner, 64)", |rt, n| {
+            let mut svc = edgeshed::ConcurrencyLimit::new(inner(), LIMIT).unwrap();
+            timed(rt, drive(&mut svc, n), n)
+        }),
         Case::new(
             "tower CL: tower::limit::ConcurrencyLimit::new(inner, 64)",
             |rt, n| {
@@ -360,15 +357,12 @@ fn uncontended(n: u64) -> Group {
             ));
             timed(rt, drive(&mut svc, n), n)
         }),
-        Case::new(
-            "edgeshed shed: ConcurrencyLimitLayer::shed(64).unwrap()",
-            |rt, n| {
-                let mut svc = edgeshed::ConcurrencyLimitLayer::shed(LIMIT)
-                    .unwrap()
-                    .layer(inner());
-                timed(rt, drive(&mut svc, n), n)
-            },
-        ),
+        Case::new("edgeshed shed: ConcurrencyLimitLayer::shed(64)", |rt, n| {
+            let mut svc = edgeshed::ConcurrencyLimitLayer::shed(LIMIT)
+                .unwrap()
+                .layer(inner());
+            timed(rt, drive(&mut svc, n), n)
+        }),
     ];
     Group {
         title: "1. uncontended: limit 64, one caller, ready + call + await",
@@ -389,7 +383,7 @@ fn contended(m: u64, local: bool) -> Group {
             contend(rt, local, tower::service_fn(echo_yield), m)
         }),
         Case::new(
-            "edgeshed CL: ConcurrencyLimit::new(inner, 4).unwrap()",
+            "edgeshed CL: ConcurrencyLimit::new(inner, 4)",
             move |rt, m| {
                 let svc =
                     edgeshed::ConcurrencyLimit::new(tower::service_fn(echo_yield), CONTENDED_LIMIT)
@@ -449,7 +443,7 @@ fn saturated(n: u64) -> Group {
             },
         ),
         Case::new(
-            "edgeshed shed: ConcurrencyLimitLayer::shed(1).unwrap(), full",
+            "edgeshed shed: ConcurrencyLimitLayer::shed(1), full",
             |rt, n| {
                 let limited = edgeshed::ConcurrencyLimitLayer::shed(1)
                     .unwrap()
