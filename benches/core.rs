@@ -331,7 +331,7 @@ fn uncontended(n: u64) -> Group {
             timed(rt, drive(&mut svc, n), n)
         }),
         Case::new("edgeshed CL: ConcurrencyLimit::new(inner, 64)", |rt, n| {
-            let mut svc = edgeshed::ConcurrencyLimit::new(inner(), LIMIT);
+            let mut svc = edgeshed::ConcurrencyLimit::new(inner(), LIMIT).unwrap();
             timed(rt, drive(&mut svc, n), n)
         }),
         Case::new(
@@ -344,8 +344,9 @@ fn uncontended(n: u64) -> Group {
         Case::new(
             "edgeshed LS+CL: LoadShed::new(ConcurrencyLimit)",
             |rt, n| {
-                let mut svc =
-                    edgeshed::LoadShed::new(edgeshed::ConcurrencyLimit::new(inner(), LIMIT));
+                let mut svc = edgeshed::LoadShed::new(
+                    edgeshed::ConcurrencyLimit::new(inner(), LIMIT).unwrap(),
+                );
                 timed(rt, drive(&mut svc, n), n)
             },
         ),
@@ -357,7 +358,9 @@ fn uncontended(n: u64) -> Group {
             timed(rt, drive(&mut svc, n), n)
         }),
         Case::new("edgeshed shed: ConcurrencyLimitLayer::shed(64)", |rt, n| {
-            let mut svc = edgeshed::ConcurrencyLimitLayer::shed(LIMIT).layer(inner());
+            let mut svc = edgeshed::ConcurrencyLimitLayer::shed(LIMIT)
+                .unwrap()
+                .layer(inner());
             timed(rt, drive(&mut svc, n), n)
         }),
     ];
@@ -383,7 +386,8 @@ fn contended(m: u64, local: bool) -> Group {
             "edgeshed CL: ConcurrencyLimit::new(inner, 4)",
             move |rt, m| {
                 let svc =
-                    edgeshed::ConcurrencyLimit::new(tower::service_fn(echo_yield), CONTENDED_LIMIT);
+                    edgeshed::ConcurrencyLimit::new(tower::service_fn(echo_yield), CONTENDED_LIMIT)
+                        .unwrap();
                 contend(rt, local, svc, m)
             },
         ),
@@ -417,7 +421,7 @@ fn saturated(n: u64) -> Group {
         Case::new(
             "edgeshed LS+CL: LoadShed::new(ConcurrencyLimit), full",
             |rt, n| {
-                let limited = edgeshed::ConcurrencyLimit::new(inner(), 1);
+                let limited = edgeshed::ConcurrencyLimit::new(inner(), 1).unwrap();
                 let mut holder = limited.clone();
                 hold_permit(rt, &mut holder);
                 let mut svc = edgeshed::LoadShed::new(limited);
@@ -441,7 +445,9 @@ fn saturated(n: u64) -> Group {
         Case::new(
             "edgeshed shed: ConcurrencyLimitLayer::shed(1), full",
             |rt, n| {
-                let limited = edgeshed::ConcurrencyLimitLayer::shed(1).layer(inner());
+                let limited = edgeshed::ConcurrencyLimitLayer::shed(1)
+                    .unwrap()
+                    .layer(inner());
                 let mut holder = limited.clone();
                 hold_permit(rt, &mut holder);
                 let mut svc = limited;
@@ -552,7 +558,7 @@ fn main() {
     check_contention(
         &rt,
         "edgeshed",
-        edgeshed::ConcurrencyLimit::new(tower::service_fn(tracked_echo), CONTENDED_LIMIT),
+        edgeshed::ConcurrencyLimit::new(tower::service_fn(tracked_echo), CONTENDED_LIMIT).unwrap(),
     );
     check_contention(
         &rt,

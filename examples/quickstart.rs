@@ -25,7 +25,9 @@ fn main() -> Result<(), BoxError> {
     futures::executor::block_on(async {
         let clock = ManualClock::new(); // a real timer (tokio, JS setTimeout) in production
         let origin = tower::service_fn(|x: u32| async move { Ok::<_, Infallible>(x * 2) });
-        let limited = ConcurrencyLimitLayer::queue(2, 2, Duration::from_millis(20), clock.clone())
+        let limited = ConcurrencyLimitLayer::new(2)?
+            .queue(2, Duration::from_millis(20))?
+            .clock(clock.clone())
             .layer(origin);
         println!("limit: 2 in flight, 2 queued for at most 20 ms, the rest shed");
 

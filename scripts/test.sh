@@ -60,6 +60,16 @@ suite_cargo_test() {
     cargo test --workspace
 }
 
+suite_doc() {
+    # rustdoc of the core (host target), warnings as errors: broken or
+    # redundant intra-doc links fail. Once with the default features, once
+    # with the optional ones (`tokio`, `http-body`) that docs.rs shows; then
+    # the runtime crate's docs.
+    RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -p edgeshed
+    RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -p edgeshed --features tokio,http-body
+    RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -p edgeshed-wasm --target "$WASM_TARGET"
+}
+
 suite_core_wasm() {
     # The core builds for wasm32 and depends on no wasm-bindgen, js-sys or
     # web-sys on any target (the bindings live in crates/).
@@ -198,9 +208,10 @@ suite_soak_smoke() {
 # SUITES in the order it should run (each entry: name|header text).
 SUITES=(
     "fmt|cargo fmt --all -- --check"
-    "clippy_host|cargo clippy --all-targets -- -D warnings (host)"
+    "clippy_host|cargo clippy --workspace --all-targets -- -D warnings (host)"
     "clippy_wasm|cargo clippy --target $WASM_TARGET (edgeshed-wasm, edgeshed-js, edgeshed-worker) -- -D warnings"
     "cargo_test|cargo test --workspace (native: unit, integration, doc tests)"
+    "doc|cargo doc --no-deps with RUSTDOCFLAGS=-D warnings (core, runtime)"
     "core_wasm|the core on $WASM_TARGET, with no wasm-bindgen/js-sys/web-sys in its tree"
     "wasm_node|wasm-pack test --node: the executor and the JS Limiter in Node.js"
     "wasm_chrome|wasm-pack test --headless --chrome: the same in headless Chromium"

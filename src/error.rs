@@ -139,3 +139,69 @@ impl fmt::Display for Closed {
 }
 
 impl std::error::Error for Closed {}
+
+/// The configuration parameter an [`InvalidConfig`] refuses.
+///
+/// `#[non_exhaustive]`: later parameters (adaptive limits) may be added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Parameter {
+    /// `max_in_flight`: the concurrency limit.
+    MaxInFlight,
+    /// The queue timeout of a bounded queue (`Policy::Queue { timeout, .. }`).
+    QueueTimeout,
+}
+
+impl Parameter {
+    /// The parameter's name as written in the Rust API (`max_in_flight`, `timeout`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::MaxInFlight => "max_in_flight",
+            Self::QueueTimeout => "timeout",
+        }
+    }
+}
+
+/// A limiter was configured with a value that cannot work; the constructor
+/// refused it instead of building a limiter that misbehaves.
+///
+/// The same rules as the JS `Limiter` (which throws a `RangeError` naming the
+/// option): a limit of zero would answer "service overloaded" to every call,
+/// and a queue timeout of zero would shed every waiter as a timeout.
+///
+/// ```
+/// use edgeshed::error::Parameter;
+/// use edgeshed::limit::ConcurrencyLimitLayer;
+///
+/// let error = ConcurrencyLimitLayer::new(0).unwrap_err();
+/// assert_eq!(error.parameter(), Parameter::MaxInFlight);
+/// assert_eq!(error.to_string(), "max_in_flight must be at least 1, got 0");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InvalidConfig {
+    parameter: Parameter,
+}
+
+impl InvalidConfig {
+    pub(crate) const fn new(parameter: Parameter) -> Self {
+        Self { parameter }
+    }
+
+    /// Which parameter was refused.
+    pub const fn parameter(&self) -> Parameter {
+        self.parameter
+    }
+}
+
+impl fmt::Display for InvalidConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.parameter {
+            Parameter::MaxInFlight => f.write_str("max_in_flight must be at least 1, got 0"),
+            Parameter::QueueTimeout => f.write_str(
+                "timeout (the queue timeout) must be longer than zero when max_queue > 0: every wait must be bounded",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InvalidConfig {}

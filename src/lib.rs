@@ -8,7 +8,7 @@
 //! futures until memory runs out. edgeshed gives every service an explicit
 //! capacity and decides, for each request, to **admit** it, **queue** it
 //! (bounded in length and time) or **shed** it at once with an
-//! [`Overloaded`](error::Overloaded) error that maps to HTTP 503.
+//! [`Overloaded`] error that maps to HTTP 503.
 //!
 //! The middleware implement tower's [`Service`](tower_service::Service) and
 //! [`Layer`](tower_layer::Layer) traits, so they compose with the tower
@@ -17,11 +17,18 @@
 //! | module | what it does |
 //! |---|---|
 //! | [`semaphore`] | FIFO-fair, cancellation-safe async semaphore with owned permits |
-//! | [`admission`] | a shared limit plus its [`Policy`](admission::Policy): wait, shed or bounded queue |
-//! | [`limit`] | [`ConcurrencyLimit`](limit::ConcurrencyLimit) service and layers |
-//! | [`load_shed`] | [`LoadShed`](load_shed::LoadShed): reject when the inner service is not ready |
+//! | [`admission`] | a shared limit plus its [`Policy`]: wait, shed or bounded queue |
+//! | [`limit`] | [`ConcurrencyLimit`] service and layers |
+//! | [`load_shed`] | [`LoadShed`]: reject when the inner service is not ready |
 //! | [`deadline`] | [`Deadline`](deadline::Deadline): one budget for readiness wait + call |
-//! | [`time`] | the injected [`Clock`](time::Clock), and a [`ManualClock`](time::ManualClock) for tests |
+//! | [`time`] | the injected [`Clock`](time::Clock), a [`ManualClock`](time::ManualClock) for tests, `TokioClock` (feature `tokio`) |
+//! | `http_body` | `PermitBody`: the permit lives as long as an `http::Response`'s body (feature `http-body`) |
+//!
+//! Optional features, both off by default: `tokio` ships
+//! `time::TokioClock`; `http-body` ships `http_body::PermitBody` and
+//! `ConcurrencyLimitLayer::hold_permit_in_body`. (The `js` and `worker`
+//! features build the npm package and the edge worker on wasm32; they do
+//! nothing for a native build.)
 //!
 //! ## Example
 //!
@@ -38,9 +45,12 @@
 //! use tower_service::Service;
 //!
 //! # futures::executor::block_on(async {
-//! let clock = ManualClock::new(); // a real timer in production
+//! let clock = ManualClock::new(); // a real timer in production: `TokioClock` on tokio
 //! let origin = tower::service_fn(|x: u32| async move { Ok::<_, std::convert::Infallible>(x * 2) });
-//! let limited = ConcurrencyLimitLayer::queue(2, 2, Duration::from_millis(20), clock).layer(origin);
+//! let limited = ConcurrencyLimitLayer::new(2)?
+//!     .queue(2, Duration::from_millis(20))?
+//!     .clock(clock)
+//!     .layer(origin);
 //!
 //! // Five callers at once: two run, two wait, the fifth is shed immediately.
 //! let mut running = Vec::new();
@@ -62,7 +72,8 @@
 //! assert_eq!(running.remove(0).await.unwrap(), 0);
 //! poll_fn(|cx| waiting[0].poll_ready(cx)).await.unwrap();
 //! assert_eq!(waiting[0].call(21).await.unwrap(), 42);
-//! # });
+//! # Ok::<(), edgeshed::InvalidConfig>(())
+//! # }).unwrap();
 //! ```
 //!
 //! ## Never a panic
@@ -77,6 +88,9 @@
 pub mod admission;
 pub mod deadline;
 pub mod error;
+#[cfg(feature = "http-body")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-body")))]
+pub mod http_body;
 pub mod limit;
 pub mod load_shed;
 pub mod semaphore;
@@ -84,7 +98,7 @@ mod sync;
 pub mod time;
 
 pub use admission::{Admission, Policy, Stats};
-pub use error::{BoxError, Expired, Overloaded};
+pub use error::{BoxError, Expired, InvalidConfig, Overloaded};
 pub use limit::{ConcurrencyLimit, ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer};
 pub use load_shed::{LoadShed, LoadShedLayer};
 

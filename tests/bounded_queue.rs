@@ -38,7 +38,12 @@ type Limited = ConcurrencyLimit<Origin, ManualClock>;
 fn saturated() -> (ManualClock, Origin, Limited, Limited) {
     let clock = ManualClock::new();
     let origin = Origin::new();
-    let service = ConcurrencyLimitLayer::queue(1, 2, 20 * MS, clock.clone()).layer(origin.clone());
+    let service = ConcurrencyLimitLayer::new(1)
+        .unwrap()
+        .queue(2, 20 * MS)
+        .unwrap()
+        .clock(clock.clone())
+        .layer(origin.clone());
     let mut holder = service.clone();
     assert_ready(&mut holder);
     (clock, origin, service, holder)
@@ -172,7 +177,7 @@ fn a_freed_slot_in_the_queue_accepts_a_new_waiter() {
 #[test]
 fn stats_count_admitted_shed_and_timeouts_exactly() {
     let clock = ManualClock::new();
-    let admission = Admission::new(2, queue_policy(1, 5), clock.clone());
+    let admission = Admission::new(2, queue_policy(1, 5), clock.clone()).unwrap();
     assert_eq!(admission.policy(), queue_policy(1, 5));
     // `Stats` is `#[non_exhaustive]`: built from its default, field by field.
     let mut expected = Stats::default();
@@ -217,7 +222,7 @@ fn stats_count_admitted_shed_and_timeouts_exactly() {
 #[test]
 fn admit_before_a_deadline_earlier_than_the_queue_timeout_expires() {
     let clock = ManualClock::new();
-    let admission = Admission::new(1, queue_policy(4, 50), clock.clone());
+    let admission = Admission::new(1, queue_policy(4, 50), clock.clone()).unwrap();
     let held = admission.try_admit().unwrap();
 
     let mut waiting = admission.admit_before(clock.now() + 30 * MS);
@@ -246,7 +251,7 @@ fn admit_before_a_deadline_earlier_than_the_queue_timeout_expires() {
 #[test]
 fn admit_before_a_deadline_later_than_the_queue_timeout_times_out() {
     let clock = ManualClock::new();
-    let admission = Admission::new(1, queue_policy(4, 50), clock.clone());
+    let admission = Admission::new(1, queue_policy(4, 50), clock.clone()).unwrap();
     let _held = admission.try_admit().unwrap();
     let mut waiting = admission.admit_before(clock.now() + 80 * MS);
     assert!(poll_once(&mut waiting).is_pending());
@@ -261,7 +266,7 @@ fn admit_before_a_deadline_later_than_the_queue_timeout_times_out() {
 fn admit_before_a_deadline_already_passed_fails_at_once_even_with_capacity() {
     let clock = ManualClock::new();
     clock.advance(100 * MS);
-    let admission = Admission::new(1, queue_policy(4, 50), clock.clone());
+    let admission = Admission::new(1, queue_policy(4, 50), clock.clone()).unwrap();
     let mut late = admission.admit_before(clock.now());
     assert_eq!(expect_done(&mut late).unwrap_err(), AdmitError::Expired);
     let stats = admission.stats();
@@ -271,7 +276,7 @@ fn admit_before_a_deadline_already_passed_fails_at_once_even_with_capacity() {
 #[test]
 fn admit_before_bounds_a_wait_policy_too() {
     let clock = ManualClock::new();
-    let admission = Admission::new(1, Policy::Wait, clock.clone());
+    let admission = Admission::new(1, Policy::Wait, clock.clone()).unwrap();
     let _held = admission.try_admit().unwrap();
     let mut waiting = admission.admit_before(clock.now() + 10 * MS);
     assert!(poll_once(&mut waiting).is_pending());
@@ -283,7 +288,7 @@ fn admit_before_bounds_a_wait_policy_too() {
 #[test]
 fn a_dropped_queued_admit_leaves_no_waiter_or_timer() {
     let clock = ManualClock::new();
-    let admission = Admission::new(1, queue_policy(4, 50), clock.clone());
+    let admission = Admission::new(1, queue_policy(4, 50), clock.clone()).unwrap();
     let held = admission.try_admit().unwrap();
     let mut waiting = admission.admit();
     assert!(poll_once(&mut waiting).is_pending());
@@ -296,7 +301,7 @@ fn a_dropped_queued_admit_leaves_no_waiter_or_timer() {
 
 #[test]
 fn an_admit_polled_after_completion_answers_closed() {
-    let admission = Admission::shed(1);
+    let admission = Admission::shed(1).unwrap();
     let mut admit = admission.admit();
     let permit = expect_done(&mut admit).unwrap();
     assert_eq!(expect_done(&mut admit).unwrap_err(), AdmitError::Closed);
@@ -307,7 +312,7 @@ fn an_admit_polled_after_completion_answers_closed() {
 #[test]
 fn max_queue_zero_behaves_like_shed() {
     let clock = ManualClock::new();
-    let admission = Admission::new(1, queue_policy(0, 50), clock.clone());
+    let admission = Admission::new(1, queue_policy(0, 50), clock.clone()).unwrap();
     let _held = admission.try_admit().unwrap();
     let error = expect_done(&mut admission.admit()).unwrap_err();
     assert_eq!(cause(&error), Some(OverloadCause::Shed));
@@ -317,14 +322,14 @@ fn max_queue_zero_behaves_like_shed() {
 
 #[test]
 fn the_shed_and_wait_constructors_pick_their_policies() {
-    let shed = Admission::shed(1);
+    let shed = Admission::shed(1).unwrap();
     assert_eq!(shed.policy(), Policy::Shed);
     let _held = shed.try_admit().unwrap();
     let error = expect_done(&mut shed.admit()).unwrap_err();
     assert_eq!(cause(&error), Some(OverloadCause::Shed));
     assert!(error.into_box_error().is::<Overloaded>());
 
-    let wait = Admission::wait(1);
+    let wait = Admission::wait(1).unwrap();
     assert_eq!(wait.policy(), Policy::Wait);
     let held = wait.try_admit().unwrap();
     let mut waiting = wait.admit();
@@ -336,7 +341,7 @@ fn the_shed_and_wait_constructors_pick_their_policies() {
 #[test]
 fn a_closed_admission_refuses_with_closed() {
     let clock = ManualClock::new();
-    let admission = Admission::new(1, queue_policy(2, 50), clock.clone());
+    let admission = Admission::new(1, queue_policy(2, 50), clock.clone()).unwrap();
     let held = admission.try_admit().unwrap();
     let mut waiting = admission.admit();
     assert!(poll_once(&mut waiting).is_pending());
@@ -358,7 +363,7 @@ fn a_permit_released_before_the_timed_out_waiter_polls_is_taken_by_it() {
     // The timer fired, but a permit was handed over before the waiter ran:
     // it is admitted rather than rejected, and nothing is lost either way.
     let clock = ManualClock::new();
-    let admission = Admission::new(1, queue_policy(2, 10), clock.clone());
+    let admission = Admission::new(1, queue_policy(2, 10), clock.clone()).unwrap();
     let held = admission.try_admit().unwrap();
     let mut waiting = admission.admit();
     assert!(poll_once(&mut waiting).is_pending());
@@ -374,8 +379,14 @@ fn a_permit_released_before_the_timed_out_waiter_polls_is_taken_by_it() {
 #[test]
 fn layer_queue_constructor_matches_with_policy() {
     let clock = ManualClock::new();
-    let a = ConcurrencyLimitLayer::queue(3, 2, 7 * MS, clock.clone()).layer(Origin::new());
+    let a = ConcurrencyLimitLayer::new(3)
+        .unwrap()
+        .queue(2, 7 * MS)
+        .unwrap()
+        .clock(clock.clone())
+        .layer(Origin::new());
     let b = ConcurrencyLimitLayer::with_policy(3, queue_policy(2, 7), clock.clone())
+        .unwrap()
         .layer(Origin::new());
     assert_eq!(a.admission().policy(), b.admission().policy());
     assert_eq!(a.admission().stats().limit, 3);

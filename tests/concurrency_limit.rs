@@ -21,7 +21,7 @@ use tower_service::Service;
 
 fn limited(max: usize) -> (Origin, ConcurrencyLimit<Origin>) {
     let origin = Origin::new();
-    let service = ConcurrencyLimit::new(origin.clone(), max);
+    let service = ConcurrencyLimit::new(origin.clone(), max).unwrap();
     (origin, service)
 }
 
@@ -109,8 +109,11 @@ fn call_while_still_waiting_fails_but_keeps_the_place_in_the_queue() {
 }
 
 #[test]
-fn zero_capacity_stays_pending() {
-    let (origin, mut service) = limited(0);
+fn a_limit_lowered_to_zero_stays_pending() {
+    // A zero limit is refused at construction (tests/validation.rs); an
+    // adaptive controller may still lower a running limit to zero.
+    let (origin, mut service) = limited(1);
+    service.admission().semaphore().set_limit(0);
     let waker = CountingWaker::new();
     for _ in 0..3 {
         assert!(waker.poll_ready(&mut service).is_pending());
@@ -310,6 +313,7 @@ fn an_inner_readiness_error_is_returned_and_frees_the_reservation() {
 fn hold_permit_in_response_keeps_the_permit_until_the_response_is_dropped() {
     let origin = Origin::new();
     let service = ConcurrencyLimitLayer::new(1)
+        .unwrap()
         .hold_permit_in_response()
         .layer(origin.clone());
     let mut first = service.clone();
@@ -354,7 +358,7 @@ fn hold_permit_in_response_keeps_the_permit_until_the_response_is_dropped() {
 #[test]
 fn the_default_release_returns_the_permit_when_the_future_completes() {
     let origin = Origin::new();
-    let mut service = ConcurrencyLimitLayer::new(1).layer(origin.clone());
+    let mut service = ConcurrencyLimitLayer::new(1).unwrap().layer(origin.clone());
     assert_ready(&mut service);
     let mut response = service.call(1);
     origin.complete(1);
@@ -365,7 +369,7 @@ fn the_default_release_returns_the_permit_when_the_future_completes() {
 
 #[test]
 fn the_layer_gives_each_service_its_own_limit() {
-    let layer = ConcurrencyLimitLayer::new(1);
+    let layer = ConcurrencyLimitLayer::new(1).unwrap();
     let mut a = layer.layer(Origin::new());
     let mut b = layer.layer(Origin::new());
     assert_ready(&mut a);
@@ -376,7 +380,7 @@ fn the_layer_gives_each_service_its_own_limit() {
 
 #[test]
 fn the_global_layer_shares_one_limit_across_different_services() {
-    let admission = Admission::wait(1);
+    let admission = Admission::wait(1).unwrap();
     let layer = GlobalConcurrencyLimitLayer::new(admission.clone());
     let origin = Origin::new();
     let mut users = layer.layer(origin.clone());
@@ -406,7 +410,9 @@ fn the_global_layer_shares_one_limit_across_different_services() {
 #[test]
 fn the_shed_policy_rejects_at_once_with_overloaded() {
     let origin = Origin::new();
-    let service = ConcurrencyLimitLayer::shed(1).layer(origin.clone());
+    let service = ConcurrencyLimitLayer::shed(1)
+        .unwrap()
+        .layer(origin.clone());
     let mut holder = service.clone();
     assert_ready(&mut holder);
     let _running = holder.call(1);
@@ -431,7 +437,9 @@ fn the_shed_policy_rejects_at_once_with_overloaded() {
 #[test]
 fn after_a_shed_call_the_service_asks_again() {
     let origin = Origin::new();
-    let service = ConcurrencyLimitLayer::shed(1).layer(origin.clone());
+    let service = ConcurrencyLimitLayer::shed(1)
+        .unwrap()
+        .layer(origin.clone());
     let mut holder = service.clone();
     assert_ready(&mut holder);
     let mut running = holder.call(1);
@@ -492,7 +500,7 @@ fn polling_a_completed_response_again_is_an_error_not_a_panic() {
     // lib.rs promises: "Misuse — `call` without readiness, polling a finished
     // future — yields an error (NotReady) instead" of a panic.
     let echo = tower::service_fn(|x: u32| std::future::ready(Ok::<_, std::convert::Infallible>(x)));
-    let mut service = ConcurrencyLimit::new(echo, 1);
+    let mut service = ConcurrencyLimit::new(echo, 1).unwrap();
     assert_ready(&mut service);
     let mut response = service.call(1);
     assert_eq!(expect_done(&mut response).unwrap(), 1);

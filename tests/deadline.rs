@@ -44,7 +44,7 @@ fn echo_deadline() -> tower::util::ServiceFn<EchoFn> {
 fn time_spent_waiting_for_a_permit_is_taken_from_the_call() {
     let clock = ManualClock::new();
     let origin = Origin::new();
-    let limit = ConcurrencyLimit::new(origin.clone(), 1);
+    let limit = ConcurrencyLimit::new(origin.clone(), 1).unwrap();
     let mut holder = limit.clone();
     assert_ready(&mut holder);
     let mut running = holder.call(1);
@@ -95,7 +95,7 @@ fn without_waiting_the_call_gets_the_whole_budget() {
 fn expiry_while_waiting_fails_the_call_and_withdraws_the_waiter() {
     let clock = ManualClock::new();
     let origin = Origin::new();
-    let limit = ConcurrencyLimit::new(origin.clone(), 1);
+    let limit = ConcurrencyLimit::new(origin.clone(), 1).unwrap();
     let admission = limit.admission().clone();
     let mut holder = limit.clone();
     assert_ready(&mut holder);
@@ -127,7 +127,7 @@ fn expiry_while_waiting_fails_the_call_and_withdraws_the_waiter() {
 fn after_an_expiry_the_next_request_gets_a_fresh_budget() {
     let clock = ManualClock::new();
     let origin = Origin::new();
-    let limit = ConcurrencyLimit::new(origin.clone(), 1);
+    let limit = ConcurrencyLimit::new(origin.clone(), 1).unwrap();
     let mut holder = limit.clone();
     assert_ready(&mut holder);
     let mut service = Deadline::new(limit, BUDGET, clock.clone());
@@ -160,7 +160,7 @@ fn the_budget_starts_at_the_first_readiness_poll_not_at_construction() {
 #[test]
 fn stamp_with_gives_downstream_the_remaining_budget() {
     let clock = ManualClock::new();
-    let limit = ConcurrencyLimit::new(echo_deadline(), 1);
+    let limit = ConcurrencyLimit::new(echo_deadline(), 1).unwrap();
     let mut holder = limit.clone();
     assert_ready(&mut holder);
 
@@ -216,7 +216,11 @@ fn a_call_without_readiness_counts_the_budget_from_the_call() {
 fn a_call_without_readiness_still_reaches_the_limits_not_ready_error() {
     let clock = ManualClock::new();
     let origin = Origin::new();
-    let mut service = Deadline::new(ConcurrencyLimit::new(origin.clone(), 1), BUDGET, clock);
+    let mut service = Deadline::new(
+        ConcurrencyLimit::new(origin.clone(), 1).unwrap(),
+        BUDGET,
+        clock,
+    );
     downcast::<NotReady>(&expect_done(&mut service.call(1)).unwrap_err());
     assert!(origin.calls().is_empty());
 }
@@ -266,16 +270,22 @@ fn an_inner_readiness_error_passes_through() {
 #[test]
 fn a_clone_starts_with_no_request_in_progress() {
     let clock = ManualClock::new();
-    let mut service = Deadline::with_stamp(echo_deadline(), BUDGET, clock.clone(), stamp);
-    assert_ready(&mut service); // budget fixed at t = 0 for `service`
+    let limit = ConcurrencyLimit::new(echo_deadline(), 1).unwrap();
+    let mut holder = limit.clone();
+    assert_ready(&mut holder);
+    let mut service = Deadline::with_stamp(limit, BUDGET, clock.clone(), stamp);
+    let waker = CountingWaker::new();
+    assert!(waker.poll_ready(&mut service).is_pending()); // budget fixed at t = 0
     clock.advance(100 * MS);
-    let mut clone = service.clone();
-    assert_ready(&mut clone);
-    let at = expect_done(&mut clone.call(Request::default())).unwrap();
-    assert_eq!(at, Some(Instant::from_origin(350 * MS)));
+    let mut clone = service.clone(); // a clone does not share that request
+    drop(holder.call(Request::default()));
+    assert_ready(&mut service);
     let at = expect_done(&mut service.call(Request::default())).unwrap();
     assert_eq!(at, Some(Instant::from_origin(250 * MS)));
-    let mut inner = service.into_inner();
+    assert_ready(&mut clone); // ready at once: its budget starts at call
+    let at = expect_done(&mut clone.call(Request::default())).unwrap();
+    assert_eq!(at, Some(Instant::from_origin(350 * MS)));
+    let mut inner = service.into_inner().into_inner();
     assert_eq!(
         expect_done(&mut inner.call(Request::default())).unwrap(),
         None

@@ -147,7 +147,7 @@ where
     C::Sleep: Send + 'static,
 {
     let gauge = Arc::new(Gauge::default());
-    let admission = Admission::new(limit, policy, clock.clone());
+    let admission = Admission::new(limit, policy, clock.clone()).unwrap();
     let layer = GlobalConcurrencyLimitLayer::new(admission.clone());
     let clients = requests
         .iter()
@@ -341,7 +341,7 @@ fn tokio_clock_sleeps_are_not_unpin_and_still_time_out_admission() {
         .unwrap();
     runtime.block_on(async {
         let clock = TokioClock::new();
-        let admission = Admission::new(1, bounded_queue_policy(), clock.clone());
+        let admission = Admission::new(1, bounded_queue_policy(), clock.clone()).unwrap();
         let held = admission.admit().await.unwrap();
         let error = admission.admit().await.unwrap_err();
         assert_eq!(

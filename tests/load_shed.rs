@@ -111,7 +111,7 @@ fn an_inner_readiness_error_is_returned_from_poll_ready() {
 #[test]
 fn sheds_over_a_saturated_limit_without_queueing() {
     let origin = Origin::new();
-    let limit = ConcurrencyLimit::new(origin.clone(), 1);
+    let limit = ConcurrencyLimit::new(origin.clone(), 1).unwrap();
     let admission = limit.admission().clone();
     let mut holder = limit.clone();
     assert_ready(&mut holder);
@@ -136,7 +136,11 @@ fn sheds_over_a_saturated_limit_without_queueing() {
 fn over_a_queue_policy_a_rejected_request_leaves_no_waiter_or_timer() {
     let clock = ManualClock::new();
     let origin = Origin::new();
-    let limit = ConcurrencyLimitLayer::queue(1, 4, Duration::from_millis(20), clock.clone())
+    let limit = ConcurrencyLimitLayer::new(1)
+        .unwrap()
+        .queue(4, Duration::from_millis(20))
+        .unwrap()
+        .clock(clock.clone())
         .layer(origin.clone());
     let admission = limit.admission().clone();
     let mut holder = limit.clone();
@@ -166,7 +170,7 @@ fn over_a_queue_policy_a_rejected_request_leaves_no_waiter_or_timer() {
 #[test]
 fn a_rejected_idle_instance_never_captures_a_released_permit() {
     let origin = Origin::new();
-    let limit = ConcurrencyLimit::new(origin.clone(), 1);
+    let limit = ConcurrencyLimit::new(origin.clone(), 1).unwrap();
     let admission = limit.admission().clone();
 
     // A third request holds the only permit.
@@ -259,7 +263,7 @@ fn tower_load_shed_over_concurrency_limit_parks_a_waiter() {
 #[test]
 fn a_rejected_instance_that_polls_again_is_served_in_turn() {
     let origin = Origin::new();
-    let limit = ConcurrencyLimit::new(origin.clone(), 1);
+    let limit = ConcurrencyLimit::new(origin.clone(), 1).unwrap();
     let admission = limit.admission().clone();
     let mut holder = limit.clone();
     assert_ready(&mut holder);
@@ -285,7 +289,7 @@ fn a_reservation_withdrawn_while_the_inner_service_is_pending_is_released() {
     // LoadShed rejects and must not leave that reservation behind.
     let origin = Origin::new();
     origin.set_readiness(Readiness::Pending);
-    let limit = ConcurrencyLimit::new(origin.clone(), 1);
+    let limit = ConcurrencyLimit::new(origin.clone(), 1).unwrap();
     let admission = limit.admission().clone();
     let mut service = LoadShed::new(limit);
     assert_ready(&mut service);

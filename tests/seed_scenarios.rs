@@ -167,7 +167,7 @@ fn scenario_1_call_without_ready() {
         let mut lines = Vec::new();
 
         // A bare ConcurrencyLimit: tower panics here, edgeshed answers NotReady.
-        let mut bare = ConcurrencyLimit::new(echo(), 10);
+        let mut bare = ConcurrencyLimit::new(echo(), 10).unwrap();
         let error = bare.call(1).await.unwrap_err();
         downcast::<NotReady>(&error);
         lines.push(show(&clock, "bare call(1)", Err(error)));
@@ -177,7 +177,7 @@ fn scenario_1_call_without_ready() {
         // The seed's stack: LoadShed > ConcurrencyLimit(10).
         let mut svc = ServiceBuilder::new()
             .layer(LoadShedLayer::new())
-            .layer(ConcurrencyLimitLayer::new(10))
+            .layer(ConcurrencyLimitLayer::new(10).unwrap())
             .service(echo());
         let error = svc.call(1).await.unwrap_err();
         assert_eq!(downcast::<Overloaded>(&error).cause(), OverloadCause::Shed);
@@ -200,7 +200,7 @@ fn scenario_1_call_without_ready() {
 
 #[test]
 fn scenario_1_a_fresh_clone_is_not_ready_either() {
-    let mut svc = LoadShed::new(ConcurrencyLimit::new(echo(), 10));
+    let mut svc = LoadShed::new(ConcurrencyLimit::new(echo(), 10).unwrap());
     let clock = ManualClock::new();
     run(&clock, async {
         svc.ready().await.unwrap();
@@ -242,7 +242,7 @@ fn scenario_2_load_shed_over_a_rate_limit_sheds_sequential_requests() {
 #[test]
 fn scenario_3_rate_limit_outside_load_shed_queues_instead_of_shedding() {
     let clock = ManualClock::new();
-    let limit = ConcurrencyLimit::new(echo(), 10);
+    let limit = ConcurrencyLimit::new(echo(), 10).unwrap();
     let admission = limit.admission().clone();
     let mut svc = RateLimit::new(LoadShed::new(limit), 1, 100 * MS, clock.clone());
     let lines = run(&clock, async {

@@ -114,7 +114,7 @@ fn a_burst_drained_under_continued_load_shrinks_to_the_live_waiters() {
 fn a_burst_of_100_000_queue_timeouts_leaves_a_small_queue() {
     let clock = ManualClock::new();
     let policy = Policy::queue(BURST, Duration::from_millis(50));
-    let admission = Admission::new(1, policy, clock.clone());
+    let admission = Admission::new(1, policy, clock.clone()).unwrap();
     let held = admission.try_admit().unwrap();
     let mut waiting: Vec<_> = (0..BURST).map(|_| admission.admit()).collect();
     for admit in &mut waiting {

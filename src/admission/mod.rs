@@ -19,7 +19,7 @@
 //! # futures::executor::block_on(async {
 //! let clock = ManualClock::new();
 //! let policy = Policy::Queue { max_queue: 1, timeout: Duration::from_millis(20) };
-//! let admission = Admission::new(1, policy, clock.clone());
+//! let admission = Admission::new(1, policy, clock.clone()).unwrap();
 //!
 //! let held = admission.admit().await.unwrap(); // admitted at once
 //! let mut queued = Box::pin(admission.admit());  // will wait
@@ -46,6 +46,7 @@ pub use stats::Stats;
 
 pub(crate) use admit::{Decision, Queued};
 
+use crate::error::InvalidConfig;
 use crate::semaphore::{Permit, Semaphore, TryAcquireError};
 use crate::sync::{Arc, Ordering};
 use crate::time::{Clock, Instant, NoClock, RealClock};
@@ -68,16 +69,27 @@ pub(crate) struct Shared {
     counters: Counters,
 }
 
+impl Shared {
+    /// The `shed` counter, for a `LoadShed` that counts into this admission.
+    pub(crate) fn shed_counter(&self) -> &crate::sync::AtomicU64 {
+        &self.counters.shed
+    }
+}
+
 impl Admission<NoClock> {
     /// Waits (FIFO, unbounded) when `max_in_flight` requests are in flight:
     /// tower's behaviour. Needs no clock: nothing here can time out.
-    pub fn wait(max_in_flight: usize) -> Self {
+    ///
+    /// Refuses `max_in_flight == 0` ([`InvalidConfig`]).
+    pub fn wait(max_in_flight: usize) -> Result<Self, InvalidConfig> {
         Self::build(max_in_flight, Policy::Wait, NoClock)
     }
 
     /// Rejects at once with `Overloaded` when `max_in_flight` requests are
     /// in flight. Needs no clock: nothing here waits.
-    pub fn shed(max_in_flight: usize) -> Self {
+    ///
+    /// Refuses `max_in_flight == 0` ([`InvalidConfig`]).
+    pub fn shed(max_in_flight: usize) -> Result<Self, InvalidConfig> {
         Self::build(max_in_flight, Policy::Shed, NoClock)
     }
 }
@@ -89,7 +101,10 @@ impl<C: RealClock> Admission<C> {
     /// The clock must be a [`RealClock`]: a [`Policy::Queue`] whose timeout
     /// could never fire does not compile (see [`NoClock`]). Without a clock,
     /// use [`wait`](Admission::wait) or [`shed`](Admission::shed).
-    pub fn new(max_in_flight: usize, policy: Policy, clock: C) -> Self {
+    ///
+    /// Refuses ([`InvalidConfig`], naming the parameter) `max_in_flight == 0`
+    /// and a [`Policy::Queue`] with `max_queue > 0` and a zero `timeout`.
+    pub fn new(max_in_flight: usize, policy: Policy, clock: C) -> Result<Self, InvalidConfig> {
         Self::build(max_in_flight, policy, clock)
     }
 
@@ -106,7 +121,17 @@ impl<C: RealClock> Admission<C> {
 impl<C: Clock> Admission<C> {
     /// The one constructor: callers guarantee that `clock` can arm every
     /// timer `policy` needs (a [`RealClock`], or a policy without timers).
-    pub(crate) fn build(max_in_flight: usize, policy: Policy, clock: C) -> Self {
+    pub(crate) fn build(
+        max_in_flight: usize,
+        policy: Policy,
+        clock: C,
+    ) -> Result<Self, InvalidConfig> {
+        let policy = policy.validate(max_in_flight)?;
+        Ok(Self::from_valid(max_in_flight, policy, clock))
+    }
+
+    /// [`build`](Self::build) for a limit and policy validated before.
+    pub(crate) fn from_valid(max_in_flight: usize, policy: Policy, clock: C) -> Self {
         Self {
             shared: Arc::new(Shared {
                 semaphore: Semaphore::new(max_in_flight),
@@ -204,6 +229,11 @@ impl<C: Clock> Admission<C> {
     /// The policy applied when the limit is reached.
     pub fn policy(&self) -> Policy {
         self.shared.policy
+    }
+
+    /// The state shared by the clones.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// The clock that arms this admission's timers.

@@ -1,3 +1,4 @@
+use crate::error::{InvalidConfig, Parameter};
 use core::time::Duration;
 
 /// What an [`Admission`](super::Admission) does with a request that arrives
@@ -41,5 +42,20 @@ impl Policy {
     /// [`Policy::Queue`]: at most `max_queue` waiters, each for at most `timeout`.
     pub const fn queue(max_queue: usize, timeout: Duration) -> Self {
         Self::Queue { max_queue, timeout }
+    }
+
+    /// Refuses what the JS `Limiter` refuses: a limit of zero (every call
+    /// would be shed) and a zero queue timeout with `max_queue > 0` (every
+    /// waiter would time out at once). `max_queue: 0` sheds, whatever its timeout.
+    pub(crate) fn validate(self, max_in_flight: usize) -> Result<Self, InvalidConfig> {
+        if max_in_flight == 0 {
+            return Err(InvalidConfig::new(Parameter::MaxInFlight));
+        }
+        match self {
+            Self::Queue { max_queue, timeout } if max_queue > 0 && timeout.is_zero() => {
+                Err(InvalidConfig::new(Parameter::QueueTimeout))
+            }
+            policy => Ok(policy),
+        }
     }
 }

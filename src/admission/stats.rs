@@ -13,7 +13,7 @@ use crate::sync::AtomicU64;
 /// ```
 /// let mut expected = edgeshed::Stats::default();
 /// expected.limit = 2;
-/// assert_eq!(edgeshed::Admission::wait(2).stats(), expected);
+/// assert_eq!(edgeshed::Admission::wait(2).unwrap().stats(), expected);
 /// ```
 ///
 /// ```compile_fail

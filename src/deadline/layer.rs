@@ -13,7 +13,8 @@ pub struct DeadlineLayer<C, F = NoStamp> {
 }
 
 impl<C: RealClock> DeadlineLayer<C> {
-    /// Each request gets `budget` from its first readiness poll, on `clock`
+    /// Each request gets `budget` from when it first waits for readiness (or
+    /// from `call` when no wait was needed, see [`Deadline`](super::Deadline)), on `clock`
     /// (a [`RealClock`]: a deadline that could never fire does not compile).
     pub fn new(budget: Duration, clock: C) -> Self {
         Self {

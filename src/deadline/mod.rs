@@ -3,8 +3,8 @@
 //!
 //! tower's `Timeout` starts its clock at `call`, so time spent waiting for a
 //! permit is free and a request can live far longer than its budget.
-//! [`Deadline`] fixes the deadline when a request starts asking for
-//! readiness, fails with [`Expired`](crate::error::Expired) (HTTP 504) when it
+//! [`Deadline`] fixes the deadline when a request starts waiting for
+//! readiness (or at `call` if it did not have to wait), fails with [`Expired`](crate::error::Expired) (HTTP 504) when it
 //! passes, and hands the absolute deadline to the request through a
 //! [`Stamp`], so that downstream calls get the *remaining* budget instead of
 //! a fresh one.
@@ -27,11 +27,11 @@
 //!     .stamp_with(|req: &mut Request, at: Instant| req.deadline = Some(at))
 //!     .layer(downstream);
 //!
-//! poll_fn(|cx| svc.poll_ready(cx)).await.unwrap();
+//! poll_fn(|cx| svc.poll_ready(cx)).await.unwrap(); // ready at once: nothing spent
 //! clock.advance(Duration::from_millis(100));
 //! let at = svc.call(Request { deadline: None }).await.unwrap().unwrap();
-//! // 150 ms of the 250 ms budget are left for whatever the service calls next.
-//! assert_eq!(at.saturating_duration_since(clock.now()), Duration::from_millis(150));
+//! // The budget started at `call`: all of it is left for what the service calls next.
+//! assert_eq!(at.saturating_duration_since(clock.now()), Duration::from_millis(250));
 //! # });
 //! ```
 

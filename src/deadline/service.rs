@@ -9,14 +9,31 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 use tower_service::Service;
 
-/// Enforces one deadline, `budget` after a request starts asking for
-/// readiness, over the readiness wait and the call together.
+/// Enforces one deadline over the readiness wait and the call together.
+///
+/// ## When the budget starts
+///
+/// At the first `poll_ready` that finds the inner service **not ready** — the
+/// request starts waiting for a permit — or, when the inner service was ready
+/// at once, at `call`. So time spent queued for admission is part of the
+/// budget (unlike tower's `Timeout`, which starts at `call`), but a service
+/// that is polled ready ahead of any request (by tower's `ReadyCache` or a
+/// balancer) and then sits idle spends nothing until its request arrives.
+/// A readiness *wait* done ahead of the request still counts: the service
+/// cannot tell it apart from a request's own wait.
+///
+/// ## Why `S: Clone`
 ///
 /// When the deadline passes while the inner service is still not ready, the
-/// pending readiness is withdrawn (the inner service is replaced with a fresh
-/// clone, so a queued permit request leaves its queue) and the next `call`
-/// fails with [`Expired`](crate::error::Expired). A response still running at the deadline is
-/// dropped and fails with [`Expired`](crate::error::Expired) too.
+/// pending readiness is withdrawn and the next `call` fails with
+/// [`Expired`](crate::error::Expired). tower's protocol has no way to cancel
+/// a pending `poll_ready` but to drop the service, so the inner service is
+/// replaced with a fresh clone (a queued permit request leaves its queue
+/// instead of capturing a permit nobody will use). Hence `S: Clone`: to wrap
+/// a boxed service use tower's `BoxCloneService`, not `BoxService`.
+///
+/// A response still running at the deadline is dropped and fails with
+/// [`Expired`](crate::error::Expired) too.
 pub struct Deadline<S, C: Clock, F = NoStamp> {
     inner: S,
     clock: C,
@@ -33,7 +50,8 @@ struct Entry<Sl> {
 }
 
 impl<S, C: RealClock> Deadline<S, C> {
-    /// Gives each request `budget` from its first readiness poll, on `clock`.
+    /// Gives each request `budget`, on `clock`, from when it first waits
+    /// for readiness (or from `call`; see [`Deadline`]).
     ///
     /// `clock` must be a [`RealClock`]: with
     /// [`NoClock`](crate::time::NoClock) the deadline could never fire, and
@@ -99,9 +117,12 @@ where
     type Future = ResponseFuture<S::Future, C>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        if self.entry().expired {
+        if self.entry.as_ref().is_some_and(|entry| entry.expired) {
             return Poll::Ready(Ok(()));
         }
+        // Ready at once: no budget is spent yet (it starts at `call`), so a
+        // `ReadyCache` or balancer that polls readiness ahead of requests
+        // does not eat into it.
         if let Poll::Ready(ready) = self.inner.poll_ready(cx) {
             return Poll::Ready(ready.map_err(Into::into));
         }

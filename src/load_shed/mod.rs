@@ -1,13 +1,64 @@
 //! Fail fast instead of waiting: reject a request with
 //! [`Overloaded`](crate::error::Overloaded) when the inner service is not ready.
 //!
-//! Put `LoadShed` *outside* the limit it protects (`ServiceBuilder` order:
-//! `.layer(LoadShedLayer::new())` before the concurrency limit); inside it,
-//! the waiting happens where `LoadShed` cannot see it and nothing is shed.
-//!
 //! Any `Pending` of the inner stack counts as overload — a rate limiter's
-//! empty window or a full buffer included. To shed only on a full concurrency
-//! limit, prefer [`ConcurrencyLimitLayer::shed`](crate::limit::ConcurrencyLimitLayer::shed).
+//! empty window or a full buffer included. To shed only on a full
+//! concurrency limit, you do not need `LoadShed` at all: use
+//! [`ConcurrencyLimitLayer::shed_when_full`](crate::limit::ConcurrencyLimitLayer::shed_when_full).
+//!
+//! ## The stacks, and what each does
+//!
+//! `ServiceBuilder` order: the first `.layer(..)` is the outermost.
+//!
+//! ```
+//! use edgeshed::admission::Admission;
+//! use edgeshed::limit::{ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer};
+//! use edgeshed::load_shed::LoadShedLayer;
+//! use edgeshed::time::ManualClock;
+//! use std::time::Duration;
+//! use tower::ServiceBuilder;
+//!
+//! # fn main() -> Result<(), edgeshed::error::InvalidConfig> {
+//! let echo = tower::service_fn(|x: u32| async move { Ok::<_, std::convert::Infallible>(x) });
+//! let clock = ManualClock::new(); // `TokioClock` on tokio
+//!
+//! // 1. Shed when the limit is full: no LoadShed needed. Rejections are
+//! //    counted in the limit's `stats().shed`.
+//! let shed = ServiceBuilder::new()
+//!     .layer(ConcurrencyLimitLayer::new(6)?.shed_when_full())
+//!     .service(echo.clone());
+//!
+//! // 2. A bounded queue: at most 12 wait, each at most 20 ms, then `Overloaded`.
+//! let queue = ServiceBuilder::new()
+//!     .layer(ConcurrencyLimitLayer::new(6)?.queue(12, Duration::from_millis(20))?.clock(clock))
+//!     .service(echo.clone());
+//!
+//! // 3. LoadShed over a waiting limit (tower's classic stack): the same as 1.
+//! //    LoadShed counts its rejections itself (`layer.shed_count()`), because
+//! //    the limit's own `stats()` never sees them.
+//! let load_shed = LoadShedLayer::new();
+//! let classic = ServiceBuilder::new()
+//!     .layer(load_shed.clone())
+//!     .layer(ConcurrencyLimitLayer::new(6)?)
+//!     .service(echo.clone());
+//!
+//! // 4. LoadShed over a shared limit, counting into its `stats().shed`.
+//! let admission = Admission::wait(6)?;
+//! let shared = ServiceBuilder::new()
+//!     .layer(LoadShedLayer::counting_in(&admission))
+//!     .layer(GlobalConcurrencyLimitLayer::new(admission.clone()))
+//!     .service(echo);
+//! # let _ = (shed, queue, classic, shared, load_shed.shed_count());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! **LoadShed outside a queue turns the queue off.** A queued request is a
+//! readiness that is still pending, and `LoadShed` rejects every pending
+//! readiness at once: `LoadShed` over `queue(12, ..)` sheds exactly like
+//! `shed_when_full()`, and nobody ever waits. Put `LoadShed` *outside* a limit
+//! only to shed on something else (a rate limit, a buffer), and *inside* the
+//! queue, or not at all, to keep the queue.
 //!
 //! ## No parked waiters
 //!
@@ -17,8 +68,10 @@
 //! owner sits idle; other instances keep being rejected even though nothing
 //! is in flight. edgeshed's `LoadShed` withdraws the pending readiness by
 //! replacing the inner service with a fresh clone, so a rejected instance
-//! never holds or captures capacity. (That is why it requires `S: Clone`.)
+//! never holds or captures capacity. That is why it requires `S: Clone`
+//! (see [`LoadShed`]: box with tower's `BoxCloneService`, not `BoxService`).
 
+mod counter;
 mod future;
 mod layer;
 mod service;
@@ -28,6 +81,7 @@ pub mod error {
     pub use crate::error::{OverloadCause, Overloaded};
 }
 
+pub use counter::ShedCounter;
 pub use future::ResponseFuture;
 pub use layer::LoadShedLayer;
 pub use service::LoadShed;

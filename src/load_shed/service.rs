@@ -1,37 +1,83 @@
+use super::counter::ShedCounter;
 use super::future::ResponseFuture;
 use crate::error::BoxError;
 use core::task::{Context, Poll};
 use tower_service::Service;
 
 /// Rejects requests with [`Overloaded`](crate::error::Overloaded) whenever
-/// the inner service is not ready, instead of waiting for it.
+/// the inner service is not ready, instead of waiting for it, and counts
+/// the rejections ([`shed_count`](Self::shed_count)).
 ///
 /// ```
 /// use edgeshed::load_shed::LoadShed;
-/// use edgeshed::limit::ConcurrencyLimit;
 /// use tower_service::Service;
 /// use std::future::poll_fn;
+/// use std::task::Poll;
 /// # futures::executor::block_on(async {
-/// let echo = tower::service_fn(|x: u32| async move { Ok::<_, std::convert::Infallible>(x) });
-/// let mut svc = LoadShed::new(ConcurrencyLimit::new(echo, 0)); // no capacity at all
+/// // An inner service that is never ready (a full buffer, an empty rate window, ...).
+/// #[derive(Clone)]
+/// struct Busy;
+/// impl Service<u32> for Busy {
+///     type Response = u32;
+///     type Error = std::convert::Infallible;
+///     type Future = std::future::Ready<Result<u32, Self::Error>>;
+///     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> Poll<Result<(), Self::Error>> {
+///         Poll::Pending
+///     }
+///     fn call(&mut self, x: u32) -> Self::Future {
+///         std::future::ready(Ok(x))
+///     }
+/// }
+/// let mut svc = LoadShed::new(Busy);
 /// poll_fn(|cx| svc.poll_ready(cx)).await.unwrap(); // ready: the decision is made
 /// let error = svc.call(1).await.unwrap_err();
 /// assert!(error.is::<edgeshed::error::Overloaded>());
+/// assert_eq!(svc.shed_count(), 1);
 /// # });
 /// ```
+///
+/// ## Why `S: Clone`
+///
+/// When the inner service is not ready, its `poll_ready` may have parked
+/// something: a place in a semaphore's queue, a reserved buffer slot. tower's
+/// protocol has no way to withdraw a pending readiness but to drop the
+/// service, so `LoadShed` replaces the inner service with a fresh clone
+/// (clones share the limit, never a reservation). Without that, the parked
+/// waiter would capture the next released permit while this instance sits
+/// idle. A `BoxService` is not `Clone`: box with tower's `BoxCloneService`
+/// (or `BoxCloneSyncService`) instead, or put a `Buffer` in front.
 #[derive(Debug)]
 pub struct LoadShed<S> {
     inner: S,
     inner_ready: bool,
+    counter: ShedCounter,
 }
 
 impl<S> LoadShed<S> {
-    /// Sheds load in front of `inner`.
+    /// Sheds load in front of `inner`, with a count of its own.
     pub fn new(inner: S) -> Self {
+        Self::with_counter(inner, ShedCounter::new())
+    }
+
+    /// Sheds load in front of `inner`, counting into `counter` (for example
+    /// [`ShedCounter::in_admission`]).
+    pub fn with_counter(inner: S, counter: ShedCounter) -> Self {
         Self {
             inner,
             inner_ready: false,
+            counter,
         }
+    }
+
+    /// The requests rejected so far by this service and its clones (or the
+    /// whole count of the admission it counts into).
+    pub fn shed_count(&self) -> u64 {
+        self.counter.get()
+    }
+
+    /// The counter this service and its clones share.
+    pub fn counter(&self) -> &ShedCounter {
+        &self.counter
     }
 
     /// The inner service.
@@ -80,14 +126,15 @@ where
         if core::mem::take(&mut self.inner_ready) {
             ResponseFuture::called(self.inner.call(request))
         } else {
+            self.counter.add_one();
             ResponseFuture::overloaded()
         }
     }
 }
 
 impl<S: Clone> Clone for LoadShed<S> {
-    /// A clone starts not ready, like any fresh service.
+    /// A clone starts not ready, like any fresh service, and shares the counter.
     fn clone(&self) -> Self {
-        Self::new(self.inner.clone())
+        Self::with_counter(self.inner.clone(), self.counter.clone())
     }
 }

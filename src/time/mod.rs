@@ -3,10 +3,16 @@
 //! The core never reads the system time itself (`std::time::Instant::now()`
 //! panics on `wasm32-unknown-unknown`). Whatever needs time — queue timeouts,
 //! deadlines — receives a [`Clock`]: JavaScript timers on wasm, a runtime's
-//! timer natively, or the [`ManualClock`] in tests.
+//! timer natively (the `tokio` feature ships `TokioClock`), or the
+//! [`ManualClock`] in tests.
 
 mod manual;
+#[cfg(feature = "tokio")]
+mod tokio;
 
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use self::tokio::TokioClock;
 pub use manual::{ManualClock, ManualSleep};
 
 use core::future::Future;
@@ -97,7 +103,8 @@ pub trait Clock: Clone {
 /// A marker, with nothing to implement. The constructors that accept a
 /// [`Policy`](crate::admission::Policy) that can time out
 /// ([`Admission::new`](crate::admission::Admission::new),
-/// [`ConcurrencyLimitLayer::queue`](crate::limit::ConcurrencyLimitLayer::queue) and
+/// [`NeedsClock::clock`](crate::limit::concurrency::NeedsClock::clock) after
+/// [`ConcurrencyLimitLayer::queue`](crate::limit::ConcurrencyLimitLayer::queue), and
 /// [`with_policy`](crate::limit::ConcurrencyLimitLayer::with_policy)), the ones
 /// that arm a deadline ([`Admission::admit_before`](crate::admission::Admission::admit_before),
 /// [`Deadline`](crate::deadline::Deadline), [`DeadlineLayer`](crate::deadline::DeadlineLayer))
@@ -111,6 +118,7 @@ pub trait Clock: Clone {
 ///
 /// let policy = Policy::Queue { max_queue: 8, timeout: Duration::from_millis(50) };
 /// let admission = Admission::new(1, policy, NoClock); // error: NoClock is not a RealClock
+/// # let _ = admission.unwrap();
 /// ```
 ///
 /// Implement it for your own clock only if its sleeps complete once
@@ -118,7 +126,7 @@ pub trait Clock: Clone {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a `RealClock`: its sleeps never complete, so a queue timeout or a deadline on it could never fire",
     label = "needs a clock whose sleeps complete",
-    note = "without a clock use `Admission::wait`/`Admission::shed` or `ConcurrencyLimitLayer::new`/`shed`; otherwise pass a real clock (`impl RealClock for MyClock {{}}`)"
+    note = "without a clock use `Admission::wait`/`Admission::shed` or `ConcurrencyLimitLayer::new`/`shed`; otherwise pass a real clock (`TokioClock` with the `tokio` feature, or your own: `impl RealClock for MyClock {{}}`)"
 )]
 pub trait RealClock: Clock {}
 
@@ -138,7 +146,9 @@ pub trait RealClock: Clock {}
 /// use std::time::Duration;
 ///
 /// // error: a queue timeout on a clock whose sleeps never complete
-/// let layer = ConcurrencyLimitLayer::queue(1, 8, Duration::from_millis(50), NoClock);
+/// let layer = ConcurrencyLimitLayer::new(1).unwrap()
+///     .queue(8, Duration::from_millis(50)).unwrap()
+///     .clock(NoClock);
 /// ```
 ///
 /// ```compile_fail
@@ -156,7 +166,7 @@ pub trait RealClock: Clock {}
 /// use std::time::Duration;
 ///
 /// // error: `admit_before` needs a clock that can fire the deadline
-/// let admit = Admission::wait(1).admit_before(Instant::from_origin(Duration::from_millis(5)));
+/// let admit = Admission::wait(1).unwrap().admit_before(Instant::from_origin(Duration::from_millis(5)));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NoClock;

@@ -22,7 +22,7 @@ fn assert_consistent(stats: Stats) {
 #[test]
 fn stats_are_one_snapshot() {
     model(|| {
-        let admission = Admission::wait(1);
+        let admission = Admission::wait(1).unwrap();
         let holder = {
             let admission = admission.clone();
             thread::spawn(move || {

@@ -23,8 +23,12 @@ impl Limiter {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Limiter, JsValue> {
         let options = limiter_options(&options)?;
+        // `limiter_options` refuses what the core refuses; a refusal here is
+        // reported the same way, naming the parameter.
+        let admission = Admission::new(options.max_in_flight, options.policy, JsClock)
+            .map_err(|error| crate::errors::range_error(&error.to_string()))?;
         Ok(Self {
-            admission: Admission::new(options.max_in_flight, options.policy, JsClock),
+            admission,
             counters: Rc::new(CallCounters::new(options.body_timeout_ms)),
         })
     }

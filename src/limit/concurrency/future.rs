@@ -75,9 +75,9 @@ impl<F, T, E, M> Future for ResponseFuture<F, M>
 where
     F: Future<Output = Result<T, E>>,
     E: Into<BoxError>,
-    M: Release,
+    M: Release<T>,
 {
-    type Output = Result<M::Output<T>, BoxError>;
+    type Output = Result<M::Output, BoxError>;
 
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

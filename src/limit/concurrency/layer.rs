@@ -1,6 +1,7 @@
 use super::release::{HoldInResponse, ReleaseOnCompletion};
 use super::service::ConcurrencyLimit;
 use crate::admission::{Admission, Policy};
+use crate::error::InvalidConfig;
 use crate::time::{Clock, NoClock, RealClock};
 use core::fmt;
 use core::marker::PhantomData;
@@ -9,6 +10,57 @@ use tower_layer::Layer;
 
 /// Wraps each service in its own [`ConcurrencyLimit`]: every service built
 /// from this layer gets a separate limit of `max_in_flight`.
+///
+/// A builder: start with [`new`](Self::new) (callers wait, as in tower),
+/// then choose what happens when the limit is reached. Each parameter has a
+/// name, so two counts cannot be swapped silently, and each constructor
+/// refuses what cannot work ([`InvalidConfig`]: a zero limit, a zero queue
+/// timeout) instead of building a limiter that sheds everything.
+///
+/// | builder | when `max_in_flight` requests are in flight |
+/// |---|---|
+/// | `new(n)?` | wait, FIFO, unbounded (tower's `ConcurrencyLimit`) |
+/// | `new(n)?.shed_when_full()` or `shed(n)?` | reject at once with `Overloaded`, counted in `stats().shed` |
+/// | `new(n)?.queue(max_queue, timeout)?.clock(clock)` | wait, at most `max_queue` waiters for at most `timeout` each |
+///
+/// ```
+/// use edgeshed::limit::ConcurrencyLimitLayer;
+/// use edgeshed::time::ManualClock;
+/// use std::time::Duration;
+///
+/// # fn main() -> Result<(), edgeshed::error::InvalidConfig> {
+/// let clock = ManualClock::new(); // `edgeshed::time::TokioClock` on tokio
+/// let waits = ConcurrencyLimitLayer::new(6)?;
+/// let sheds = ConcurrencyLimitLayer::new(6)?.shed_when_full();
+/// let queues = ConcurrencyLimitLayer::new(6)?
+///     .queue(12, Duration::from_millis(20))?
+///     .clock(clock);
+/// # let _ = (waits, sheds, queues);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A queue is not a layer until it has a clock, and the clock must be a
+/// [`RealClock`]: a queue timeout that could never fire does not compile.
+///
+/// ```compile_fail
+/// use edgeshed::limit::ConcurrencyLimitLayer;
+/// use tower_layer::Layer;
+/// use std::time::Duration;
+///
+/// let echo = tower::service_fn(|x: u32| async move { Ok::<_, std::convert::Infallible>(x) });
+/// let queue = ConcurrencyLimitLayer::new(6).unwrap().queue(12, Duration::from_millis(20)).unwrap();
+/// let service = queue.layer(echo); // error: `NeedsClock` is not a layer
+/// ```
+///
+/// ```compile_fail
+/// use edgeshed::limit::ConcurrencyLimitLayer;
+/// use edgeshed::time::NoClock;
+/// use std::time::Duration;
+///
+/// let queue = ConcurrencyLimitLayer::new(6).unwrap().queue(12, Duration::from_millis(20)).unwrap();
+/// let layer = queue.clock(NoClock); // error: `NoClock` is not a `RealClock`
+/// ```
 pub struct ConcurrencyLimitLayer<C = NoClock, M = ReleaseOnCompletion> {
     max_in_flight: usize,
     policy: Policy,
@@ -18,48 +70,95 @@ pub struct ConcurrencyLimitLayer<C = NoClock, M = ReleaseOnCompletion> {
 
 impl ConcurrencyLimitLayer {
     /// At most `max_in_flight` at once; the rest wait (FIFO), as in tower.
-    pub fn new(max_in_flight: usize) -> Self {
+    /// Refuses `max_in_flight == 0`.
+    pub fn new(max_in_flight: usize) -> Result<Self, InvalidConfig> {
         Self::build(max_in_flight, Policy::Wait, NoClock)
     }
 
-    /// At most `max_in_flight` at once; the rest fail at once with `Overloaded`.
-    pub fn shed(max_in_flight: usize) -> Self {
+    /// At most `max_in_flight` at once; the rest fail at once with
+    /// `Overloaded`. The same as `new(max_in_flight)?.shed_when_full()`.
+    pub fn shed(max_in_flight: usize) -> Result<Self, InvalidConfig> {
         Self::build(max_in_flight, Policy::Shed, NoClock)
     }
 }
 
-impl<C: RealClock> ConcurrencyLimitLayer<C> {
-    /// At most `max_in_flight` at once; at most `max_queue` more wait, each
-    /// for at most `timeout` measured on `clock`; the rest fail with `Overloaded`.
+impl<M> ConcurrencyLimitLayer<NoClock, M> {
+    /// A bounded queue: at most `max_queue` requests wait (FIFO), each for at
+    /// most `timeout`; the rest fail with `Overloaded`. `max_queue: 0` sheds.
     ///
-    /// `clock` must be a [`RealClock`]: with [`NoClock`] the timeout could
-    /// never fire, and this does not compile.
-    pub fn queue(max_in_flight: usize, max_queue: usize, timeout: Duration, clock: C) -> Self {
-        Self::build(max_in_flight, Policy::Queue { max_queue, timeout }, clock)
+    /// Refuses a zero `timeout` when `max_queue > 0`. The result is not a
+    /// layer yet: give it the clock that arms the timeouts with
+    /// [`NeedsClock::clock`].
+    pub fn queue(
+        self,
+        max_queue: usize,
+        timeout: Duration,
+    ) -> Result<NeedsClock<M>, InvalidConfig> {
+        let policy = Policy::Queue { max_queue, timeout }.validate(self.max_in_flight)?;
+        Ok(NeedsClock {
+            max_in_flight: self.max_in_flight,
+            policy,
+            _release: PhantomData,
+        })
     }
+}
 
-    /// Any [`Policy`], with the [`RealClock`] that arms its timers.
-    pub fn with_policy(max_in_flight: usize, policy: Policy, clock: C) -> Self {
+impl<C: RealClock> ConcurrencyLimitLayer<C> {
+    /// Any [`Policy`], with the [`RealClock`] that arms its timers; refuses
+    /// what [`Admission::new`] refuses.
+    pub fn with_policy(
+        max_in_flight: usize,
+        policy: Policy,
+        clock: C,
+    ) -> Result<Self, InvalidConfig> {
         Self::build(max_in_flight, policy, clock)
     }
 }
 
 impl<C: Clock> ConcurrencyLimitLayer<C> {
     /// Callers guarantee that `clock` can arm every timer `policy` needs.
-    fn build(max_in_flight: usize, policy: Policy, clock: C) -> Self {
-        Self {
+    fn build(max_in_flight: usize, policy: Policy, clock: C) -> Result<Self, InvalidConfig> {
+        Ok(Self {
             max_in_flight,
-            policy,
+            policy: policy.validate(max_in_flight)?,
             clock,
             _release: PhantomData,
-        }
+        })
     }
 }
 
 impl<C, M> ConcurrencyLimitLayer<C, M> {
+    /// Rejects at once with `Overloaded` when the limit is reached, counted
+    /// in [`Stats::shed`](crate::admission::Stats::shed).
+    ///
+    /// This is what tower users get from `LoadShed` over `ConcurrencyLimit`,
+    /// without its pitfalls: no parked waiter left behind, the rejections are
+    /// counted, and nothing else in the stack is mistaken for overload. (A
+    /// [`LoadShed`](crate::load_shed::LoadShed) put outside a queueing limit
+    /// turns its queue off; see [`load_shed`](crate::load_shed).)
+    pub fn shed_when_full(self) -> ConcurrencyLimitLayer<C, M> {
+        ConcurrencyLimitLayer {
+            policy: Policy::Shed,
+            ..self
+        }
+    }
+
     /// Responses carry their permit ([`Permitted`](super::Permitted)) and
     /// return it when dropped, e.g. after a streamed body has been sent.
     pub fn hold_permit_in_response(self) -> ConcurrencyLimitLayer<C, HoldInResponse> {
+        self.release_with()
+    }
+
+    /// For `http::Response`s: the permit moves into the body
+    /// ([`PermitBody`](crate::http_body::PermitBody)) and is returned when the
+    /// body ends, fails or is dropped (the client went away).
+    #[cfg(feature = "http-body")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http-body")))]
+    pub fn hold_permit_in_body(self) -> ConcurrencyLimitLayer<C, crate::http_body::HoldInBody> {
+        self.release_with()
+    }
+
+    fn release_with<N>(self) -> ConcurrencyLimitLayer<C, N> {
         ConcurrencyLimitLayer {
             max_in_flight: self.max_in_flight,
             policy: self.policy,
@@ -69,11 +168,42 @@ impl<C, M> ConcurrencyLimitLayer<C, M> {
     }
 }
 
+/// A [`ConcurrencyLimitLayer`] with a bounded queue that still needs the
+/// clock to arm its timeouts: not a layer until [`clock`](Self::clock).
+pub struct NeedsClock<M = ReleaseOnCompletion> {
+    max_in_flight: usize,
+    policy: Policy,
+    _release: PhantomData<fn() -> M>,
+}
+
+impl<M> NeedsClock<M> {
+    /// The layer, with `clock` arming the queue timeouts. It must be a
+    /// [`RealClock`]: with [`NoClock`] this does not compile.
+    pub fn clock<C: RealClock>(self, clock: C) -> ConcurrencyLimitLayer<C, M> {
+        ConcurrencyLimitLayer {
+            max_in_flight: self.max_in_flight,
+            policy: self.policy,
+            clock,
+            _release: PhantomData,
+        }
+    }
+}
+
+impl<M> fmt::Debug for NeedsClock<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NeedsClock")
+            .field("max_in_flight", &self.max_in_flight)
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
 impl<S, C: Clock, M> Layer<S> for ConcurrencyLimitLayer<C, M> {
     type Service = ConcurrencyLimit<S, C, M>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        let admission = Admission::build(self.max_in_flight, self.policy, self.clock.clone());
+        // Validated when this layer was built; `Admission::build` only checks again.
+        let admission = Admission::from_valid(self.max_in_flight, self.policy, self.clock.clone());
         ConcurrencyLimit::with_admission(inner, admission)
     }
 }
@@ -95,62 +225,5 @@ impl<C, M> fmt::Debug for ConcurrencyLimitLayer<C, M> {
             .field("max_in_flight", &self.max_in_flight)
             .field("policy", &self.policy)
             .finish_non_exhaustive()
-    }
-}
-
-/// Wraps every service in a [`ConcurrencyLimit`] that shares **one** limit:
-/// the total in flight across all of them stays within it.
-pub struct GlobalConcurrencyLimitLayer<C: Clock = NoClock, M = ReleaseOnCompletion> {
-    admission: Admission<C>,
-    _release: PhantomData<fn() -> M>,
-}
-
-impl<C: Clock> GlobalConcurrencyLimitLayer<C> {
-    /// Shares `admission` among all services this layer wraps.
-    pub fn new(admission: Admission<C>) -> Self {
-        Self {
-            admission,
-            _release: PhantomData,
-        }
-    }
-}
-
-impl<C: Clock, M> GlobalConcurrencyLimitLayer<C, M> {
-    /// Responses carry their permit, see [`ConcurrencyLimitLayer::hold_permit_in_response`].
-    pub fn hold_permit_in_response(self) -> GlobalConcurrencyLimitLayer<C, HoldInResponse> {
-        GlobalConcurrencyLimitLayer {
-            admission: self.admission,
-            _release: PhantomData,
-        }
-    }
-
-    /// The shared admission limit.
-    pub fn admission(&self) -> &Admission<C> {
-        &self.admission
-    }
-}
-
-impl<S, C: Clock, M> Layer<S> for GlobalConcurrencyLimitLayer<C, M> {
-    type Service = ConcurrencyLimit<S, C, M>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        ConcurrencyLimit::with_admission(inner, self.admission.clone())
-    }
-}
-
-impl<C: Clock, M> Clone for GlobalConcurrencyLimitLayer<C, M> {
-    fn clone(&self) -> Self {
-        Self {
-            admission: self.admission.clone(),
-            _release: PhantomData,
-        }
-    }
-}
-
-impl<C: Clock + fmt::Debug, M> fmt::Debug for GlobalConcurrencyLimitLayer<C, M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GlobalConcurrencyLimitLayer")
-            .field("admission", &self.admission)
-            .finish()
     }
 }

@@ -17,7 +17,7 @@
 //! use std::future::poll_fn;
 //! # futures::executor::block_on(async {
 //! let echo = tower::service_fn(|x: u32| async move { Ok::<_, std::convert::Infallible>(x) });
-//! let mut svc = ConcurrencyLimitLayer::shed(1).layer(echo);
+//! let mut svc = ConcurrencyLimitLayer::new(1).unwrap().shed_when_full().layer(echo);
 //!
 //! poll_fn(|cx| svc.poll_ready(cx)).await.unwrap();
 //! let first = svc.call(1);                        // holds the only permit
@@ -29,11 +29,13 @@
 //! ```
 
 mod future;
+mod global;
 mod layer;
 mod release;
 mod service;
 
 pub use future::ResponseFuture;
-pub use layer::{ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer};
+pub use global::GlobalConcurrencyLimitLayer;
+pub use layer::{ConcurrencyLimitLayer, NeedsClock};
 pub use release::{HoldInResponse, Permitted, Release, ReleaseOnCompletion};
 pub use service::ConcurrencyLimit;

@@ -4,38 +4,39 @@ use crate::semaphore::Permit;
 use core::ops::{Deref, DerefMut};
 
 /// Decides what a [`ConcurrencyLimit`](super::ConcurrencyLimit)'s response
-/// does with its permit once the inner future has produced a response.
-pub trait Release {
+/// of type `R` does with its permit once the inner future has produced it.
+pub trait Release<R> {
     /// The response type handed to the caller.
-    type Output<R>;
+    type Output;
 
     /// Combines the inner response with its permit (`None` only if the
     /// future was polled after completing).
-    fn finish<R>(response: R, permit: Option<Permit>) -> Self::Output<R>;
+    fn finish(response: R, permit: Option<Permit>) -> Self::Output;
 }
 
 /// The default: the permit comes back as soon as the response future completes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReleaseOnCompletion;
 
-impl Release for ReleaseOnCompletion {
-    type Output<R> = R;
+impl<R> Release<R> for ReleaseOnCompletion {
+    type Output = R;
 
-    fn finish<R>(response: R, _permit: Option<Permit>) -> R {
+    fn finish(response: R, _permit: Option<Permit>) -> R {
         response
     }
 }
 
 /// The permit travels inside the response ([`Permitted`]) and comes back
 /// when the caller drops it: for responses that keep working after the
-/// future completed, such as a streamed body.
+/// future completed, such as a streamed body. For `http::Response`s, the
+/// `http-body` feature's `HoldInBody` moves it into the body instead.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HoldInResponse;
 
-impl Release for HoldInResponse {
-    type Output<R> = Permitted<R>;
+impl<R> Release<R> for HoldInResponse {
+    type Output = Permitted<R>;
 
-    fn finish<R>(response: R, permit: Option<Permit>) -> Permitted<R> {
+    fn finish(response: R, permit: Option<Permit>) -> Permitted<R> {
         Permitted { response, permit }
     }
 }

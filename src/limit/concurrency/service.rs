@@ -1,7 +1,7 @@
 use super::future::{Refusal, ResponseFuture};
 use super::release::{Release, ReleaseOnCompletion};
 use crate::admission::{Admission, AdmitError, Decision, Queued};
-use crate::error::BoxError;
+use crate::error::{BoxError, InvalidConfig};
 use crate::semaphore::Permit;
 use crate::time::{Clock, NoClock};
 use core::fmt;
@@ -43,8 +43,9 @@ enum State<Sl> {
 
 impl<S> ConcurrencyLimit<S> {
     /// At most `max_in_flight` requests at once; further callers wait (FIFO).
-    pub fn new(inner: S, max_in_flight: usize) -> Self {
-        Self::with_admission(inner, Admission::wait(max_in_flight))
+    /// Refuses `max_in_flight == 0` ([`InvalidConfig`]).
+    pub fn new(inner: S, max_in_flight: usize) -> Result<Self, InvalidConfig> {
+        Ok(Self::with_admission(inner, Admission::wait(max_in_flight)?))
     }
 }
 
@@ -86,9 +87,9 @@ where
     S: Service<Request>,
     S::Error: Into<BoxError>,
     C: Clock,
-    M: Release,
+    M: Release<S::Response>,
 {
-    type Response = M::Output<S::Response>;
+    type Response = M::Output;
     type Error = BoxError;
     type Future = ResponseFuture<S::Future, M>;
 

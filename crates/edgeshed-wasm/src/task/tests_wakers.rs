@@ -79,7 +79,7 @@ async fn select_of_a_timer_and_a_promise_inside_a_task_takes_the_first() {
 
 #[wasm_bindgen_test]
 async fn a_permit_hand_off_inside_futures_unordered_wakes_the_waiting_child() {
-    let admission = Admission::new(1, Policy::Wait, JsClock);
+    let admission = Admission::new(1, Policy::Wait, JsClock).unwrap();
     let held = admission.try_admit().unwrap();
     let waiting = admission.clone();
     let task = spawn(async move {
@@ -98,7 +98,7 @@ async fn a_permit_hand_off_inside_futures_unordered_wakes_the_waiting_child() {
 
 #[wasm_bindgen_test]
 async fn task_ids_past_2_pow_32_never_replace_a_live_task() {
-    let admission = Admission::new(1, Policy::Wait, JsClock);
+    let admission = Admission::new(1, Policy::Wait, JsClock).unwrap();
     let gate = deferred();
     let opened: js_sys::Promise = js_sys::Reflect::get(&gate, &"promise".into())
         .unwrap()

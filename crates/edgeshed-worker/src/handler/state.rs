@@ -63,14 +63,18 @@ impl Gateway {
 
     fn from_env(env: &JsValue) -> Result<Gateway, ConfigError> {
         let config = read_config(env)?;
-        let global = Admission::new(config.global.max_in_flight, config.global.policy(), JsClock);
+        // The configuration refuses what the core refuses (a zero limit or
+        // queue timeout); a refusal here still fails closed, naming the scope.
+        let global = Admission::new(config.global.max_in_flight, config.global.policy(), JsClock)
+            .map_err(|error| ConfigError::new(format!("global: {error}")))?;
         let origins = config
             .origins
             .iter()
             .map(|origin| {
                 Admission::new(origin.limit.max_in_flight, origin.limit.policy(), JsClock)
+                    .map_err(|error| ConfigError::new(format!("origins.{}: {error}", origin.name)))
             })
-            .collect::<Vec<_>>();
+            .collect::<Result<Vec<_>, _>>()?;
         let metrics = Metrics {
             global_wait: Histogram::default(),
             origin_wait: vec![Histogram::default(); origins.len()],
