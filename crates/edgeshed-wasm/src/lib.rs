@@ -56,7 +56,9 @@
 //! use std::time::Duration;
 //! use wasm_bindgen::JsValue;
 //!
-//! let limit = Admission::new(6, Policy::queue(12, Duration::from_millis(20)), JsClock);
+//! let Ok(limit) = Admission::new(6, Policy::queue(12, Duration::from_millis(20)), JsClock) else {
+//!     return; // a zero limit or queue timeout is refused
+//! };
 //! let promise = spawn(async move {
 //!     // Queued at most 20 ms (the queue timer is armed by this task).
 //!     let permit = RemoteWake::new(limit.admit()).await.map_err(|e| JsValue::from_str(&e.to_string()))?;
