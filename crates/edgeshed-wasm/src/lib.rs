@@ -1,6 +1,6 @@
 //! # edgeshed-wasm
 //!
-//! A small runtime that drives [edgeshed](edgeshed)'s futures with
+//! A small runtime that drives [`edgeshed`]'s futures with
 //! JavaScript promises on `wasm32-unknown-unknown`, for any wasm-bindgen
 //! program: the edgeshed npm package, the edgeshed gateway, or a
 //! workers-rs worker of your own.

@@ -14,7 +14,7 @@
 //! where the task lives.
 //!
 //! The executor honours the `Waker` contract: a wake goes through the waker
-//! a future was polled with (see [`waker`]). Nothing is bound to "the task
+//! a future was polled with (see `waker.rs`). Nothing is bound to "the task
 //! being polled right now", so a future made or first polled under one task
 //! (a nested `Limiter.run` called from another limiter's `fn`) and then
 //! polled by its own task wakes its own task, and combinators such as
@@ -35,7 +35,7 @@
 //! child with the task's own waker. Even so, workerd now and then
 //! delivers a step in another request's turn: a request's task first checks
 //! its request's signal and skips such a step (see [`spawn_for_request`]).
-//! And every callback into wasm is guarded ([`guard`]): an exception that
+//! And every callback into wasm is guarded (`guard.rs`): an exception that
 //! unwinds through a poll fails its task instead of leaving it hanging.
 //!
 //! All of that is for workerd. Elsewhere (Node.js, browsers) nothing ties a

@@ -93,7 +93,7 @@ pub(super) fn step(id: u64) {
 }
 
 /// Steps skipped so far because workerd delivered them in another request's
-/// turn (see [`spawn_for_request`]).
+/// turn (see [`spawn_for_request`](super::spawn_for_request)).
 pub fn foreign_steps() -> u64 {
     FOREIGN_STEPS.with(core::cell::Cell::get)
 }
