@@ -13,6 +13,7 @@ import { Clock, LimitedLane, LoadGenerator, Origin, UnboundedLane, rng } from ".
 import { SeriesStore } from "./metrics.js";
 import { COLORS, LaneView, formatMs } from "./lane.js";
 import { LiveMode } from "./live.js";
+import { KNOBS, knob, limiterOptions, showKnobs } from "./knobs.js";
 
 const params = new URLSearchParams(location.search);
 const WINDOW_S = 60;
@@ -34,50 +35,6 @@ function showError(message) {
   el.textContent = message;
   el.hidden = false;
   hook.error = message;
-}
-
-// ------------------------------------------------------------------ knobs ---
-
-const KNOBS = {
-  offered: { format: (v) => `${v} req/s` },
-  capacity: { format: (v) => `${v}` },
-  latency: { format: (v) => `${v} ms` },
-  maxInFlight: { format: (v) => `${v}` },
-  maxQueue: { format: (v) => (v === 0 ? "0 (shed at once)" : `${v}`) },
-  queueTimeoutMs: { format: (v) => `${v} ms` },
-  deadlineMs: { format: (v) => (v === 0 ? "off" : `${v} ms`) },
-};
-
-for (const [id, knob] of Object.entries(KNOBS)) {
-  const input = $(`#${id}`);
-  if (params.has(id)) input.value = params.get(id);
-  knob.input = input;
-  knob.output = $(`#${id}-out`);
-}
-if (params.has("compare")) $("#compare").checked = params.get("compare") !== "0";
-
-const knob = (id) => Number(KNOBS[id].input.value);
-
-function limiterOptions() {
-  return {
-    maxInFlight: knob("maxInFlight"),
-    maxQueue: knob("maxQueue"),
-    queueTimeoutMs: knob("queueTimeoutMs"),
-    deadlineMs: knob("deadlineMs"),
-  };
-}
-
-function showKnobs() {
-  for (const [id, k] of Object.entries(KNOBS)) k.output.textContent = k.format(knob(id));
-  const capacityRps = (knob("capacity") * 1000) / knob("latency");
-  $("#capacity-hint").textContent = `It serves at most ≈ ${Math.round(capacityRps)} req/s (${knob("capacity")} slots × 1000 / ${knob("latency")} ms).`;
-  const ratio = knob("offered") / capacityRps;
-  const hint = $("#load-hint");
-  hint.textContent =
-    knob("offered") === 0
-      ? "No load."
-      : `${ratio.toFixed(ratio < 10 ? 1 : 0)}× what the origin can serve${ratio > 1 ? ": overload" : ""}.`;
-  hint.classList.toggle("warn", ratio > 1);
 }
 
 // ------------------------------------------------------------- simulation ---

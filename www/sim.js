@@ -1,5 +1,4 @@
-// The in-browser simulation: a simulated origin (capacity slots, service
-// latency, a FIFO for whatever exceeds its slots), an open-loop load
+// The in-browser simulation: an open-loop load
 // generator (Poisson arrivals from a seeded generator), and two lanes fed
 // the same arrivals: one through edgeshed's real Limiter (the wasm package),
 // one straight into the origin with no limiter.
@@ -8,6 +7,7 @@
 // is in simulated time; the Limiter's timers and the origin's latency are
 // divided by `speed` before they reach setTimeout.
 import { LatencyWindow } from "./metrics.js";
+export { Origin } from "./origin.js";
 
 /** A small seeded PRNG (mulberry32), uniform in [0, 1). */
 export function rng(seed) {
@@ -19,124 +19,6 @@ export function rng(seed) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-/** A FIFO with O(1) push and shift and removal by marking. */
-class Fifo {
-  constructor() {
-    this.items = [];
-    this.head = 0;
-    this.length = 0;
-  }
-  push(item) {
-    this.items.push(item);
-    this.length++;
-  }
-  shift() {
-    while (this.head < this.items.length) {
-      const item = this.items[this.head];
-      this.items[this.head++] = undefined;
-      if (this.head > 1024 && this.head * 2 > this.items.length) {
-        this.items = this.items.slice(this.head);
-        this.head = 0;
-      }
-      if (item && !item.removed) {
-        this.length--;
-        return item;
-      }
-    }
-    return undefined;
-  }
-  remove(item) {
-    if (!item.removed) {
-      item.removed = true;
-      this.length--;
-    }
-  }
-}
-
-/**
- * The simulated origin: `capacity` requests are served at once, each for
- * about `latencyMs` (log-normal, σ 0.25); the rest wait in its FIFO.
- * `call(signal)` resolves when the request is served; an aborted signal
- * takes the request out of the FIFO or frees its slot at once.
- */
-export class Origin {
-  constructor({ capacity, latencyMs, random, clock }) {
-    this.capacity = capacity;
-    this.latencyMs = latencyMs;
-    this.random = random;
-    this.clock = clock;
-    this.busy = 0;
-    this.fifo = new Fifo();
-    this.started = 0;
-    this.timers = new Set();
-    this.disposed = false;
-  }
-
-  serviceMs() {
-    // Box-Muller normal, then a log-normal with mean latencyMs.
-    const u = 1 - this.random();
-    const v = this.random();
-    const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
-    const sigma = 0.25;
-    return this.latencyMs * Math.exp(sigma * z - (sigma * sigma) / 2);
-  }
-
-  call(signal) {
-    return new Promise((resolve, reject) => {
-      const job = { resolve, reject, signal, timer: null, removed: false };
-      if (signal) {
-        if (signal.aborted) return reject(signal.reason);
-        job.onAbort = () => {
-          if (job.timer !== null) {
-            clearTimeout(job.timer);
-            this.timers.delete(job.timer);
-            job.timer = null;
-            this.busy--;
-            this.pump();
-          } else {
-            this.fifo.remove(job);
-          }
-          reject(signal.reason);
-        };
-        signal.addEventListener("abort", job.onAbort, { once: true });
-      }
-      this.fifo.push(job);
-      this.pump();
-    });
-  }
-
-  setCapacity(capacity) {
-    this.capacity = capacity;
-    this.pump();
-  }
-
-  pump() {
-    while (!this.disposed && this.busy < this.capacity && this.fifo.length > 0) {
-      const job = this.fifo.shift();
-      this.busy++;
-      this.started++;
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        job.timer = null;
-        job.signal?.removeEventListener("abort", job.onAbort);
-        this.busy--;
-        job.resolve();
-        this.pump();
-      }, this.serviceMs() / this.clock.speed);
-      job.timer = timer;
-      this.timers.add(timer);
-    }
-  }
-
-  /** Stops every timer; pending calls never settle. */
-  dispose() {
-    this.disposed = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    this.fifo = new Fifo();
-  }
 }
 
 function toRealMs(ms, speed) {

@@ -76,6 +76,9 @@ pub mod held;
 mod id_map;
 pub mod race;
 pub mod settled;
+mod sleep;
 pub mod task;
+mod timers;
 
-pub use clock::{JsClock, JsSleep};
+pub use clock::JsClock;
+pub use sleep::JsSleep;

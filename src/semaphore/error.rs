@@ -1,0 +1,45 @@
+//! Why acquiring a permit failed.
+
+use core::fmt;
+
+/// Why [`Semaphore::try_acquire`](super::Semaphore::try_acquire) failed (`#[non_exhaustive]`: a `match`
+/// needs a `_` arm).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TryAcquireError {
+    /// Every permit is in use (or promised to a waiter).
+    NoPermits,
+    /// The semaphore was closed.
+    Closed,
+}
+
+/// Why an [`Acquire`](super::Acquire) failed (`#[non_exhaustive]`: a `match` needs a `_` arm).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AcquireError {
+    /// The queue already held the maximum number of waiters.
+    QueueFull,
+    /// The semaphore was closed.
+    Closed,
+}
+
+impl fmt::Display for TryAcquireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NoPermits => "no permits available",
+            Self::Closed => "semaphore closed",
+        })
+    }
+}
+
+impl fmt::Display for AcquireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::QueueFull => "semaphore queue is full",
+            Self::Closed => "semaphore closed",
+        })
+    }
+}
+
+impl std::error::Error for TryAcquireError {}
+impl std::error::Error for AcquireError {}
