@@ -68,6 +68,8 @@ suite_doc() {
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -p edgeshed
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -p edgeshed --features tokio,http-body
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -p edgeshed-wasm --target "$WASM_TARGET"
+    # The core crate packages (its own files only) and the package builds.
+    cargo package --allow-dirty -p edgeshed
 }
 
 suite_core_wasm() {
@@ -211,7 +213,7 @@ SUITES=(
     "clippy_host|cargo clippy --workspace --all-targets -- -D warnings (host)"
     "clippy_wasm|cargo clippy --target $WASM_TARGET (edgeshed-wasm, edgeshed-js, edgeshed-worker) -- -D warnings"
     "cargo_test|cargo test --workspace (native: unit, integration, doc tests)"
-    "doc|cargo doc --no-deps with RUSTDOCFLAGS=-D warnings (core, runtime)"
+    "doc|cargo doc --no-deps with RUSTDOCFLAGS=-D warnings (core, runtime); cargo package -p edgeshed"
     "core_wasm|the core on $WASM_TARGET, with no wasm-bindgen/js-sys/web-sys in its tree"
     "wasm_node|wasm-pack test --node: the executor and the JS Limiter in Node.js"
     "wasm_chrome|wasm-pack test --headless --chrome: the same in headless Chromium"

@@ -89,7 +89,7 @@ pub fn spawn<F>(future: F) -> js_sys::Promise
 where
     F: Future<Output = Result<JsValue, JsValue>> + 'static,
 {
-    spawn_task(future, None, None)
+    spawn_for_request(future, None, None)
 }
 
 /// Like [`spawn`], for the task of one workerd request.
@@ -106,17 +106,6 @@ where
 /// through the poll and lose the task with its permits. The task then goes
 /// on at its own next event (its queue timeout or deadline timer).
 pub fn spawn_for_request<F>(
-    future: F,
-    lifetime_ms: Option<f64>,
-    context_probe: Option<JsValue>,
-) -> js_sys::Promise
-where
-    F: Future<Output = Result<JsValue, JsValue>> + 'static,
-{
-    spawn_task(future, lifetime_ms, context_probe)
-}
-
-fn spawn_task<F>(
     future: F,
     lifetime_ms: Option<f64>,
     context_probe: Option<JsValue>,

@@ -110,21 +110,19 @@ pub(super) fn arm_next_step(id: u64, uses_remote: bool, woken: bool) {
 
 /// A promise whose settlement runs the next step; returns its resolver.
 fn next_step_promise() -> Option<js_sys::Function> {
-    let mut resolver = None;
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
-    STEP_JS.with(|step| {
-        then_call(&promise, step);
-    });
-    resolver
+    STEP_JS.with(promise_calling)
 }
 
 /// Like [`next_step_promise`], for wakes from other requests: the step runs
 /// in a timer of this task's own (see `REMOTE_STEP`).
 fn next_remote_step_promise() -> Option<js_sys::Function> {
+    REMOTE_STEP_JS.with(promise_calling)
+}
+
+/// A fresh promise whose settlement calls `callback`; returns its resolver.
+fn promise_calling(callback: &js_sys::Function) -> Option<js_sys::Function> {
     let mut resolver = None;
     let promise = js_sys::Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
-    REMOTE_STEP_JS.with(|step| {
-        then_call(&promise, step);
-    });
+    then_call(&promise, callback);
     resolver
 }
