@@ -60,5 +60,3 @@ pub use waker::{wake_from_own_event, RemoteWake};
 
 #[cfg(all(test, target_arch = "wasm32"))]
 mod tests;
-#[cfg(all(test, target_arch = "wasm32"))]
-mod tests_wakers;

@@ -2,10 +2,9 @@
 //! children wakers of their own work inside a task, and ids never alias.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::registry::{set_next_task_id, TASKS};
-use super::tests::deferred;
-use super::{live_tasks, spawn};
-use crate::task::RemoteWake;
+use super::deferred;
+use crate::task::registry::{set_next_task_id, TASKS};
+use crate::task::{live_tasks, spawn, RemoteWake};
 use crate::JsClock;
 use core::time::Duration;
 use edgeshed::admission::{Admission, Policy};

@@ -2,6 +2,8 @@
 //! request's task stepped in a foreign request's turn.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod wakers;
+
 use super::guard::lost_tasks;
 use super::registry::current;
 use super::{foreign_steps, live_tasks, spawn, spawn_for_request};
