@@ -1,7 +1,8 @@
-// edgeshed's npm `Limiter` (wasm, through pkg/node.js) vs p-limit (and vs
-// tower 0.5 on wasm, benches/tower-wasm, when built), in one Node.js
-// process: per-task overhead uncontended, contended and on the shed path,
-// and memory per queued waiter.
+// edgeshed's npm `Limiter` (wasm, through pkg/node.js) vs p-limit, p-queue 9
+// and cockatiel's bulkhead (when installed, see peers.mjs) and vs tower 0.5
+// on wasm (benches/tower-wasm, when built), in one Node.js process: per-task
+// overhead uncontended, contended and on the shed path, and memory per
+// queued waiter. Ratios are medians of per-round ratios.
 //
 //   node --expose-gc benches/node/limiter.bench.mjs            # full (~20 s)
 //   node --expose-gc benches/node/limiter.bench.mjs --quick    # smoke (~2 s)
