@@ -23,6 +23,8 @@
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { Limiter } from "../../pkg/node.js";
 import pLimit from "p-limit";
+import { assert, deferred, makeGroup, median } from "./harness.mjs";
+import { memory } from "./memory.mjs";
 import { loadCockatiel, loadPQueue, shedWhen } from "./peers.mjs";
 
 // p-queue 9 and cockatiel's bulkhead (see peers.mjs for where they load from).
@@ -61,86 +63,7 @@ const SHED_OPS = QUICK ? 20_000 : 200_000;
 const LIMIT = 8;
 const WAITERS = 10_000;
 const QUEUE_TIMEOUT_MS = 600_000; // never fires within a run
-
-// ------------------------------------------------------------- harness ---
-
-function schedstat() {
-  // "<on-cpu ns> <run-queue wait ns> <timeslices>" of the calling (main) thread.
-  const [cpu, wait] = readFileSync("/proc/thread-self/schedstat", "utf8").trim().split(/\s+/).map(Number);
-  return { cpu, wait };
-}
-
-async function timed(fn) {
-  const s0 = schedstat();
-  const t0 = process.hrtime.bigint();
-  const checked = await fn();
-  const t1 = process.hrtime.bigint();
-  const s1 = schedstat();
-  const wall = Number(t1 - t0);
-  return { wall, onCpu: wall - (s1.wait - s0.wait), cpu: s1.cpu - s0.cpu, checked };
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
-
-/**
- * Runs the cases of a group (each `{ label, ops, setup?, run, check }`)
- * for ROUNDS rounds, rotated, and returns per-label stats in ns/op.
- */
-async function group(name, cases) {
-  cases = cases.filter((c) => !ONLY || c.label.includes(ONLY) || c.label.startsWith("baseline"));
-  const samples = new Map(cases.map((c) => [c.label, { onCpu: [], wall: [], cpu: [] }]));
-  const once = async (c) => {
-    const state = c.setup ? await c.setup() : undefined;
-    gc();
-    const r = await timed(() => c.run(state));
-    c.check(r.checked, state);
-    if (c.teardown) await c.teardown(state);
-    return r;
-  };
-  for (const c of cases) await once(c); // warm-up
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let k = 0; k < cases.length; k++) {
-      const c = cases[(k + round) % cases.length];
-      const r = await once(c);
-      samples.get(c.label).onCpu.push(r.onCpu / c.ops);
-      samples.get(c.label).wall.push(r.wall / c.ops);
-      samples.get(c.label).cpu.push(r.cpu / c.ops);
-    }
-  }
-  const out = {};
-  for (const c of cases) {
-    const s = samples.get(c.label);
-    out[c.label] = {
-      ns: median(s.onCpu),
-      min: Math.min(...s.onCpu),
-      max: Math.max(...s.onCpu),
-      rounds: s.onCpu, // one per round, in round order: for per-round ratios
-      wall: median(s.wall),
-      cpu: median(s.cpu),
-    };
-  }
-  console.log(`\n## ${name}`);
-  for (const c of cases) {
-    const r = out[c.label];
-    console.log(
-      `  ${c.label.padEnd(44)} ${r.ns.toFixed(1).padStart(8)} ns/op  [${r.min.toFixed(1)}–${r.max.toFixed(1)}]  wall ${r.wall.toFixed(1)}  cpu ${r.cpu.toFixed(1)}`,
-    );
-  }
-  return out;
-}
-
-function assert(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-}
-
-function deferred() {
-  let resolve;
-  const promise = new Promise((r) => (resolve = r));
-  return { promise, resolve };
-}
+const group = makeGroup({ rounds: ROUNDS, only: ONLY });
 
 const work = () => 1;
 
@@ -387,139 +310,6 @@ async function overload() {
   ]);
 }
 
-// --------------------------------------------------------- 4. memory ---
-
-/**
- * Bytes per queued waiter: the JS heap (heapUsed after full GCs) plus, for
- * edgeshed, the growth of the wasm linear memory, divided by WAITERS. Every
- * library holds its one slot with a pending task and WAITERS calls queue
- * behind it; the caller keeps the WAITERS promises (as a real caller would).
- * edgeshed runs on a fresh wasm instance (a second copy of the glue module),
- * so the growth is not hidden by free space left by the speed cases.
- */
-async function memory() {
-  const bytes = readFileSync(new URL("../../pkg/edgeshed_bg.wasm", import.meta.url));
-  const fresh = await import("../../pkg/edgeshed.js?memory-instance");
-  const exports = fresh.initSync({ module: bytes });
-  const wasmBytes = () => exports.memory.buffer.byteLength;
-
-  const heap = () => {
-    gc();
-    gc();
-    return process.memoryUsage().heapUsed;
-  };
-  const measure = async (label, start, wasmBytes = () => 0) => {
-    const held = deferred();
-    const h0 = heap();
-    const w0 = wasmBytes();
-    const { promises, release } = start(held);
-    const h1 = heap();
-    const w1 = wasmBytes();
-    held.resolve(1);
-    release && release();
-    const results = await Promise.allSettled(promises);
-    assert(results.every((r) => r.status === "fulfilled"), `${label}: every waiter completed`);
-    return { label, heap: (h1 - h0) / WAITERS, wasm: (w1 - w0) / WAITERS, total: (h1 - h0 + w1 - w0) / WAITERS };
-  };
-
-  const rows = [];
-  rows.push(
-    await measure("baseline (caller's pending promises only)", (held) => {
-      const promises = new Array(WAITERS);
-      for (let i = 0; i < WAITERS; i++) promises[i] = (async () => { await held.promise; return work(); })();
-      return { promises };
-    }),
-  );
-  rows.push(
-    await measure("edgeshed Limiter (fresh wasm instance)", (held) => {
-      const l = new fresh.Limiter({ maxInFlight: 1, maxQueue: WAITERS, queueTimeoutMs: QUEUE_TIMEOUT_MS });
-      const holder = l.run(() => held.promise);
-      const promises = new Array(WAITERS);
-      for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
-      assert(l.stats().queued === WAITERS, "edgeshed: all waiters queued");
-      promises.push(holder);
-      return { promises };
-    }, wasmBytes),
-  );
-  rows.push(
-    await measure("p-limit", (held) => {
-      const l = pLimit(1);
-      const holder = l(() => held.promise);
-      const promises = new Array(WAITERS);
-      for (let i = 0; i < WAITERS; i++) promises[i] = l(work);
-      promises.push(holder);
-      return { promises };
-    }),
-  );
-  if (pq) {
-    rows.push(
-      await measure("p-queue", (held) => {
-        const q = new pq.PQueue({ concurrency: 1 });
-        const holder = q.add(() => held.promise);
-        const promises = new Array(WAITERS);
-        for (let i = 0; i < WAITERS; i++) promises[i] = q.add(work);
-        assert(q.size === WAITERS, "p-queue: all waiters queued");
-        promises.push(holder);
-        return { promises };
-      }),
-    );
-  }
-  if (ck) {
-    rows.push(
-      await measure("cockatiel bulkhead", (held) => {
-        const b = ck.bulkhead(1, WAITERS);
-        const holder = b.execute(() => held.promise);
-        const promises = new Array(WAITERS);
-        for (let i = 0; i < WAITERS; i++) promises[i] = b.execute(work);
-        assert(b.queueSlots === 0, "cockatiel: all waiters queued");
-        promises.push(holder);
-        return { promises };
-      }),
-    );
-  }
-  if (tower) {
-    rows.push(
-      await measure("tower ConcurrencyLimit (wasm, fresh instance)", (held) => {
-        const l = new tower.TowerLimiter(1, false);
-        const holder = l.run(() => held.promise);
-        const promises = new Array(WAITERS);
-        for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
-        promises.push(holder);
-        return { promises };
-      }, () => towerWasm.memory.buffer.byteLength),
-    );
-  }
-  // Second run on the same (now warm) wasm instance: growth is then ~0.
-  rows.push(
-    await measure("edgeshed Limiter (same instance, 2nd time)", (held) => {
-      const l = new fresh.Limiter({ maxInFlight: 1, maxQueue: WAITERS, queueTimeoutMs: QUEUE_TIMEOUT_MS });
-      const holder = l.run(() => held.promise);
-      const promises = new Array(WAITERS);
-      for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
-      promises.push(holder);
-      return { promises };
-    }, wasmBytes),
-  );
-
-  console.log(`\n## 4. memory per queued waiter (${WAITERS.toLocaleString("en")} waiters behind 1 held slot)`);
-  for (const r of rows) {
-    console.log(
-      `  ${r.label.padEnd(44)} ${r.total.toFixed(0).padStart(6)} B/waiter  (JS heap ${r.heap.toFixed(0)} + wasm memory ${r.wasm.toFixed(0)})`,
-    );
-  }
-  // Every library's row includes the promise each call returns to the caller;
-  // the baseline's are async-function promises (a suspended frame each), larger
-  // than a library's plain promise, so "net of baseline" can be negative: the
-  // totals are what compare like with like.
-  const base = rows[0].total;
-  console.log("  net of baseline (indicative only, see the comment in memory()):");
-  for (const r of rows.slice(1)) {
-    r.net = r.total - base;
-    console.log(`    ${r.label.padEnd(42)} ${r.net.toFixed(0).padStart(6)} B`);
-  }
-  return Object.fromEntries(rows.map((r) => [r.label, r]));
-}
-
 // ------------------------------------------------------------- main ---
 
 console.log(
@@ -529,7 +319,7 @@ console.log(
     ` — node ${process.version}, ${ROUNDS} rounds${QUICK ? " (--quick)" : ""}, median on-CPU ns/op [min–max], wall-clock median`,
 );
 const results = {};
-results.memory = await memory(); // first, while the wasm instance is fresh
+results.memory = await memory({ pLimit, pq, ck, tower, towerWasm, WAITERS, QUEUE_TIMEOUT_MS, work }); // first, while the wasm instance is fresh
 results.uncontended = await uncontended();
 results.contended = await contended();
 results.overload = await overload();
