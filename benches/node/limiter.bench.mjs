@@ -1,12 +1,14 @@
-// edgeshed's npm `Limiter` (wasm, through pkg/node.js) vs p-limit (and vs
-// tower 0.5 on wasm, benches/tower-wasm, when built), in one Node.js
-// process: per-task overhead uncontended, contended and on the shed path,
-// and memory per queued waiter.
+// edgeshed's npm `Limiter` (wasm, through pkg/node.js) vs p-limit, p-queue 9
+// and cockatiel's bulkhead (when installed, see peers.mjs) and vs tower 0.5
+// on wasm (benches/tower-wasm, when built), in one Node.js process: per-task
+// overhead uncontended, contended and on the shed path, and memory per
+// queued waiter. Ratios are medians of per-round ratios.
 //
 //   node --expose-gc benches/node/limiter.bench.mjs            # full (~20 s)
 //   node --expose-gc benches/node/limiter.bench.mjs --quick    # smoke (~2 s)
 //   node --expose-gc benches/node/limiter.bench.mjs --only edgeshed
 //   node --expose-gc benches/node/limiter.bench.mjs --json out.json
+//   BENCH_PEERS=/tmp/peers node --expose-gc ...   # p-queue/cockatiel from there
 //
 // Harness as in benches/core.rs: every case runs once as warm-up, then for
 // several rounds of a fixed op count; within a round the cases of a group run
@@ -21,6 +23,16 @@
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { Limiter } from "../../pkg/node.js";
 import pLimit from "p-limit";
+import { assert, deferred, makeGroup, median } from "./harness.mjs";
+import { memory } from "./memory.mjs";
+import { loadCockatiel, loadPQueue, shedWhen } from "./peers.mjs";
+
+// p-queue 9 and cockatiel's bulkhead (see peers.mjs for where they load from).
+const pq = await loadPQueue();
+const ck = await loadCockatiel();
+/** `[case]` when p-queue / cockatiel is installed, else `[]`. */
+const ifPQueue = (c) => (pq ? [c] : []);
+const ifCockatiel = (c) => (ck ? [c] : []);
 
 // The third peer, tower 0.5's ConcurrencyLimit/LoadShed on wasm
 // (benches/tower-wasm), when it has been built.
@@ -51,85 +63,7 @@ const SHED_OPS = QUICK ? 20_000 : 200_000;
 const LIMIT = 8;
 const WAITERS = 10_000;
 const QUEUE_TIMEOUT_MS = 600_000; // never fires within a run
-
-// ------------------------------------------------------------- harness ---
-
-function schedstat() {
-  // "<on-cpu ns> <run-queue wait ns> <timeslices>" of the calling (main) thread.
-  const [cpu, wait] = readFileSync("/proc/thread-self/schedstat", "utf8").trim().split(/\s+/).map(Number);
-  return { cpu, wait };
-}
-
-async function timed(fn) {
-  const s0 = schedstat();
-  const t0 = process.hrtime.bigint();
-  const checked = await fn();
-  const t1 = process.hrtime.bigint();
-  const s1 = schedstat();
-  const wall = Number(t1 - t0);
-  return { wall, onCpu: wall - (s1.wait - s0.wait), cpu: s1.cpu - s0.cpu, checked };
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
-
-/**
- * Runs the cases of a group (each `{ label, ops, setup?, run, check }`)
- * for ROUNDS rounds, rotated, and returns per-label stats in ns/op.
- */
-async function group(name, cases) {
-  cases = cases.filter((c) => !ONLY || c.label.includes(ONLY) || c.label.startsWith("baseline"));
-  const samples = new Map(cases.map((c) => [c.label, { onCpu: [], wall: [], cpu: [] }]));
-  const once = async (c) => {
-    const state = c.setup ? await c.setup() : undefined;
-    gc();
-    const r = await timed(() => c.run(state));
-    c.check(r.checked, state);
-    if (c.teardown) await c.teardown(state);
-    return r;
-  };
-  for (const c of cases) await once(c); // warm-up
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let k = 0; k < cases.length; k++) {
-      const c = cases[(k + round) % cases.length];
-      const r = await once(c);
-      samples.get(c.label).onCpu.push(r.onCpu / c.ops);
-      samples.get(c.label).wall.push(r.wall / c.ops);
-      samples.get(c.label).cpu.push(r.cpu / c.ops);
-    }
-  }
-  const out = {};
-  for (const c of cases) {
-    const s = samples.get(c.label);
-    out[c.label] = {
-      ns: median(s.onCpu),
-      min: Math.min(...s.onCpu),
-      max: Math.max(...s.onCpu),
-      wall: median(s.wall),
-      cpu: median(s.cpu),
-    };
-  }
-  console.log(`\n## ${name}`);
-  for (const c of cases) {
-    const r = out[c.label];
-    console.log(
-      `  ${c.label.padEnd(44)} ${r.ns.toFixed(1).padStart(8)} ns/op  [${r.min.toFixed(1)}–${r.max.toFixed(1)}]  wall ${r.wall.toFixed(1)}  cpu ${r.cpu.toFixed(1)}`,
-    );
-  }
-  return out;
-}
-
-function assert(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-}
-
-function deferred() {
-  let resolve;
-  const promise = new Promise((r) => (resolve = r));
-  return { promise, resolve };
-}
+const group = makeGroup({ rounds: ROUNDS, only: ONLY });
 
 const work = () => 1;
 
@@ -148,6 +82,20 @@ async function uncontended() {
     { label: "baseline (await fn() wrapped in a promise)", ops: UNCONTENDED_OPS, run: loop(() => Promise.resolve(work())), check },
     { label: "edgeshed Limiter.run", ops: UNCONTENDED_OPS, run: loop(() => es.run(work)), check },
     { label: "p-limit", ops: UNCONTENDED_OPS, run: loop(() => pl(work)), check },
+    ...ifPQueue({
+      label: "p-queue",
+      ops: UNCONTENDED_OPS,
+      setup: () => new pq.PQueue({ concurrency: 1_000_000 }),
+      run: (q) => loop(() => q.add(work))(),
+      check,
+    }),
+    ...ifCockatiel({
+      label: "cockatiel bulkhead",
+      ops: UNCONTENDED_OPS,
+      setup: () => ck.bulkhead(1_000_000, 0),
+      run: (b) => loop(() => b.execute(work))(),
+      check,
+    }),
     ...ifTower({
       label: "tower ConcurrencyLimit (wasm)",
       ops: UNCONTENDED_OPS,
@@ -190,6 +138,8 @@ async function contended() {
   for (const [name, make] of [
     ["edgeshed", () => { const l = esLimiter(); return (fn) => l.run(fn); }],
     ["p-limit", () => pLimit(LIMIT)],
+    ...ifPQueue(["p-queue", () => { const q = new pq.PQueue({ concurrency: LIMIT }); return (fn) => q.add(fn); }]),
+    ...ifCockatiel(["cockatiel", () => { const b = ck.bulkhead(LIMIT, QUEUED); return (fn) => b.execute(fn); }]),
     ...ifTower(["tower", () => { const l = new tower.TowerLimiter(LIMIT, false); return (fn) => l.run(fn); }]),
   ]) {
     const t = tracker();
@@ -212,6 +162,27 @@ async function contended() {
       check,
     },
     { label: "p-limit", ops, setup: () => pLimit(LIMIT), run: (l) => batch(() => l(t.task))(), check },
+    ...ifPQueue({
+      label: "p-queue (unbounded)",
+      ops,
+      setup: () => new pq.PQueue({ concurrency: LIMIT }),
+      run: (q) => batch(() => q.add(t.task))(),
+      check,
+    }),
+    ...ifPQueue({
+      label: "p-queue (timeout 600000 per task)",
+      ops,
+      setup: () => new pq.PQueue({ concurrency: LIMIT, timeout: QUEUE_TIMEOUT_MS }),
+      run: (q) => batch(() => q.add(t.task))(),
+      check,
+    }),
+    ...ifCockatiel({
+      label: "cockatiel bulkhead(8, 10000)",
+      ops,
+      setup: () => ck.bulkhead(LIMIT, QUEUED),
+      run: (b) => batch(() => b.execute(t.task))(),
+      check,
+    }),
     ...ifTower({
       label: "tower ConcurrencyLimit (wasm, unbounded)",
       ops,
@@ -231,24 +202,31 @@ async function overload() {
       try {
         await call();
       } catch (error) {
-        if (error.status === 503) shed++;
+        if (error.status === 503 || (ck && error instanceof ck.BulkheadRejectedError)) shed++;
         else throw error;
       }
     }
     return shed;
   };
   const check = (shed) => assert(shed === SHED_OPS, `all ${SHED_OPS} calls shed`);
-  // p-limit has no shed policy: the usual pattern is to check its counters
-  // and reject with an error of one's own (same name/status as edgeshed's).
-  const shedWith = (limit, max) => (fn) => {
-    if (limit.activeCount + limit.pendingCount >= max) {
-      const error = new Error("service overloaded");
-      error.name = "OverloadedError";
-      error.status = 503;
-      return Promise.reject(error);
-    }
-    return limit(fn);
-  };
+  // p-limit and p-queue have no shed policy: the usual pattern is to check
+  // their counters and reject with an error of one's own (same name/status
+  // as edgeshed's). cockatiel's bulkhead(1, 0) rejects by itself with its
+  // BulkheadRejectedError (an Error subclass, with a stack trace).
+  const shedWith = (limit, max) => shedWhen(() => limit.activeCount + limit.pendingCount, max, limit);
+  /** A `{ setup, teardown }` pair that holds the one slot of `make()` with a pending task. */
+  const holding = (make, submit, extra = (x) => x) => ({
+    setup: () => {
+      const l = make();
+      const held = deferred();
+      const holder = submit(l, () => held.promise);
+      return extra({ l, held, holder });
+    },
+    teardown: async ({ held, holder }) => {
+      held.resolve(0);
+      await holder;
+    },
+  });
   return group("3. overload: limit 1 held for the whole run, every call is shed (rejected 503)", [
     {
       label: "baseline (Promise.reject(new Error))",
@@ -295,6 +273,24 @@ async function overload() {
         await holder;
       },
     },
+    ...ifPQueue({
+      label: "p-queue + size/pending check",
+      ops: SHED_OPS,
+      ...holding(
+        () => new pq.PQueue({ concurrency: 1 }),
+        (q, fn) => q.add(fn),
+        (s) => ({ ...s, shed: shedWhen(() => s.l.size + s.l.pending, 1, (fn) => s.l.add(fn)) }),
+      ),
+      run: ({ shed }) => loop(() => shed(work))(),
+      check,
+    }),
+    ...ifCockatiel({
+      label: "cockatiel bulkhead(1, 0)",
+      ops: SHED_OPS,
+      ...holding(() => ck.bulkhead(1, 0), (b, fn) => b.execute(fn)),
+      run: ({ l }) => loop(() => l.execute(work))(),
+      check,
+    }),
     ...ifTower({
       label: "tower LoadShed+ConcurrencyLimit (wasm)",
       ops: SHED_OPS,
@@ -314,148 +310,56 @@ async function overload() {
   ]);
 }
 
-// --------------------------------------------------------- 4. memory ---
-
-/**
- * Bytes per queued waiter: the JS heap (heapUsed after full GCs) plus, for
- * edgeshed, the growth of the wasm linear memory, divided by WAITERS. Every
- * library holds its one slot with a pending task and WAITERS calls queue
- * behind it; the caller keeps the WAITERS promises (as a real caller would).
- * edgeshed runs on a fresh wasm instance (a second copy of the glue module),
- * so the growth is not hidden by free space left by the speed cases.
- */
-async function memory() {
-  const bytes = readFileSync(new URL("../../pkg/edgeshed_bg.wasm", import.meta.url));
-  const fresh = await import("../../pkg/edgeshed.js?memory-instance");
-  const exports = fresh.initSync({ module: bytes });
-  const wasmBytes = () => exports.memory.buffer.byteLength;
-
-  const heap = () => {
-    gc();
-    gc();
-    return process.memoryUsage().heapUsed;
-  };
-  const measure = async (label, start, wasmBytes = () => 0) => {
-    const held = deferred();
-    const h0 = heap();
-    const w0 = wasmBytes();
-    const { promises, release } = start(held);
-    const h1 = heap();
-    const w1 = wasmBytes();
-    held.resolve(1);
-    release && release();
-    const results = await Promise.allSettled(promises);
-    assert(results.every((r) => r.status === "fulfilled"), `${label}: every waiter completed`);
-    return { label, heap: (h1 - h0) / WAITERS, wasm: (w1 - w0) / WAITERS, total: (h1 - h0 + w1 - w0) / WAITERS };
-  };
-
-  const rows = [];
-  rows.push(
-    await measure("baseline (caller's pending promises only)", (held) => {
-      const promises = new Array(WAITERS);
-      for (let i = 0; i < WAITERS; i++) promises[i] = (async () => { await held.promise; return work(); })();
-      return { promises };
-    }),
-  );
-  rows.push(
-    await measure("edgeshed Limiter (fresh wasm instance)", (held) => {
-      const l = new fresh.Limiter({ maxInFlight: 1, maxQueue: WAITERS, queueTimeoutMs: QUEUE_TIMEOUT_MS });
-      const holder = l.run(() => held.promise);
-      const promises = new Array(WAITERS);
-      for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
-      assert(l.stats().queued === WAITERS, "edgeshed: all waiters queued");
-      promises.push(holder);
-      return { promises };
-    }, wasmBytes),
-  );
-  rows.push(
-    await measure("p-limit", (held) => {
-      const l = pLimit(1);
-      const holder = l(() => held.promise);
-      const promises = new Array(WAITERS);
-      for (let i = 0; i < WAITERS; i++) promises[i] = l(work);
-      promises.push(holder);
-      return { promises };
-    }),
-  );
-  if (tower) {
-    rows.push(
-      await measure("tower ConcurrencyLimit (wasm, fresh instance)", (held) => {
-        const l = new tower.TowerLimiter(1, false);
-        const holder = l.run(() => held.promise);
-        const promises = new Array(WAITERS);
-        for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
-        promises.push(holder);
-        return { promises };
-      }, () => towerWasm.memory.buffer.byteLength),
-    );
-  }
-  // Second run on the same (now warm) wasm instance: growth is then ~0.
-  rows.push(
-    await measure("edgeshed Limiter (same instance, 2nd time)", (held) => {
-      const l = new fresh.Limiter({ maxInFlight: 1, maxQueue: WAITERS, queueTimeoutMs: QUEUE_TIMEOUT_MS });
-      const holder = l.run(() => held.promise);
-      const promises = new Array(WAITERS);
-      for (let i = 0; i < WAITERS; i++) promises[i] = l.run(work);
-      promises.push(holder);
-      return { promises };
-    }, wasmBytes),
-  );
-
-  console.log(`\n## 4. memory per queued waiter (${WAITERS.toLocaleString("en")} waiters behind 1 held slot)`);
-  for (const r of rows) {
-    console.log(
-      `  ${r.label.padEnd(44)} ${r.total.toFixed(0).padStart(6)} B/waiter  (JS heap ${r.heap.toFixed(0)} + wasm memory ${r.wasm.toFixed(0)})`,
-    );
-  }
-  const base = rows[0].total;
-  const es = rows[1].total - base;
-  const pl = rows[2].total - base;
-  const tw = tower ? rows[3].total - base : NaN;
-  console.log(
-    `  net of baseline: edgeshed ${es.toFixed(0)} B, p-limit ${pl.toFixed(0)} B (edgeshed/p-limit ${(es / pl).toFixed(2)})` +
-      (tower ? `, tower ${tw.toFixed(0)} B (edgeshed/tower ${(es / tw).toFixed(2)})` : ""),
-  );
-  return Object.fromEntries(rows.map((r) => [r.label, r]));
-}
-
 // ------------------------------------------------------------- main ---
 
 console.log(
   `edgeshed Limiter (pkg/, wasm) vs p-limit ${JSON.parse(readFileSync(new URL("../../node_modules/p-limit/package.json", import.meta.url))).version}` +
+    (pq ? `, p-queue ${pq.version}` : "") +
+    (ck ? `, cockatiel ${ck.version}` : "") +
     ` — node ${process.version}, ${ROUNDS} rounds${QUICK ? " (--quick)" : ""}, median on-CPU ns/op [min–max], wall-clock median`,
 );
 const results = {};
-results.memory = await memory(); // first, while the wasm instance is fresh
+results.memory = await memory({ pLimit, pq, ck, tower, towerWasm, WAITERS, QUEUE_TIMEOUT_MS, work }); // first, while the wasm instance is fresh
 results.uncontended = await uncontended();
 results.contended = await contended();
 results.overload = await overload();
 
-const ratio = (g, a, b) => g[a] && g[b] ? g[a].ns / g[b].ns : NaN;
-const net = (g, a, b, base) => g[a] && g[b] && g[base] ? (g[a].ns - g[base].ns) / (g[b].ns - g[base].ns) : NaN;
-const summary = [
-  ["uncontended", ratio(results.uncontended, "edgeshed Limiter.run", "p-limit"),
-    net(results.uncontended, "edgeshed Limiter.run", "p-limit", "baseline (await fn() wrapped in a promise)")],
-  ["contended", ratio(results.contended, "edgeshed Limiter.run (maxQueue 10000)", "p-limit"),
-    net(results.contended, "edgeshed Limiter.run (maxQueue 10000)", "p-limit", "baseline (no limiter)")],
-  ["overload (shed)", ratio(results.overload, "edgeshed Limiter.run (maxQueue 0)", "p-limit + activeCount check"),
-    net(results.overload, "edgeshed Limiter.run (maxQueue 0)", "p-limit + activeCount check", "baseline (Promise.reject(new Error))")],
+// Ratios are the median over rounds of the per-round ratio (the two cases of
+// a pair ran in the same round, back to back), so a slow round on this shared
+// machine moves both sides of one ratio rather than one side of all of them.
+const perRound = (g, a, b, f) => {
+  if (!g[a] || !g[b]) return NaN;
+  return median(g[a].rounds.map((x, i) => f(x, g[b].rounds[i], i)));
+};
+const ratio = (g, a, b) => perRound(g, a, b, (x, y) => x / y);
+const net = (g, a, b, base) => (g[base] ? perRound(g, a, b, (x, y, i) => (x - g[base].rounds[i]) / (y - g[base].rounds[i])) : NaN);
+const PATHS = [
+  ["uncontended", results.uncontended, "edgeshed Limiter.run", "baseline (await fn() wrapped in a promise)"],
+  ["contended", results.contended, "edgeshed Limiter.run (maxQueue 10000)", "baseline (no limiter)"],
+  ["overload (shed)", results.overload, "edgeshed Limiter.run (maxQueue 0)", "baseline (Promise.reject(new Error))"],
 ];
-console.log("\n## edgeshed / p-limit per task (goal ≤ 1.0)");
-for (const [name, r, n] of summary) {
-  console.log(`  ${name.padEnd(18)} ${r.toFixed(2)}  (net of baseline ${n.toFixed(2)})  ${r <= 1 ? "✓" : "✗"}`);
+// Per peer: the case label on each path and the goal (issue 15; tower's from issue 6; none stated for cockatiel).
+const PEERS = [
+  ["p-limit", ["p-limit", "p-limit", "p-limit + activeCount check"], [0.7, 1.0, 0.5]],
+  ...ifPQueue(["p-queue", ["p-queue", "p-queue (unbounded)", "p-queue + size/pending check"], [0.5, 0.5, 0.5]]),
+  ...ifPQueue(["p-queue (timeout)", [null, "p-queue (timeout 600000 per task)", null], [null, 0.5, null]]),
+  ...ifCockatiel(["cockatiel", ["cockatiel bulkhead", "cockatiel bulkhead(8, 10000)", "cockatiel bulkhead(1, 0)"], [null, null, null]]),
+  ...ifTower(["tower-on-wasm", ["tower ConcurrencyLimit (wasm)", "tower ConcurrencyLimit (wasm, unbounded)", "tower LoadShed+ConcurrencyLimit (wasm)"], [0.7, 0.7, 0.7]]),
+];
+results.summary = {};
+for (const [peer, labels, goals] of PEERS) {
+  console.log(`\n## edgeshed / ${peer} per task, median of per-round ratios`);
+  results.summary[peer] = {};
+  PATHS.forEach(([path, g, es, base], k) => {
+    if (!labels[k]) return;
+    const r = ratio(g, es, labels[k]);
+    const n = net(g, es, labels[k], base);
+    const goal = goals[k];
+    const verdict = goal == null ? "" : `goal ≤ ${goal}: ${r <= goal ? "met ✓" : "missed ✗"}`;
+    console.log(`  ${path.padEnd(18)} ${r.toFixed(2)}  (net of baseline ${n.toFixed(2)})  ${verdict}`);
+    results.summary[peer][path] = { ratio: r, net: n, goal };
+  });
 }
-results.summary = Object.fromEntries(summary.map(([name, r, n]) => [name, { ratio: r, net: n }]));
-if (tower) {
-  const vsTower = [
-    ["uncontended", ratio(results.uncontended, "edgeshed Limiter.run", "tower ConcurrencyLimit (wasm)")],
-    ["contended", ratio(results.contended, "edgeshed Limiter.run (maxQueue 10000)", "tower ConcurrencyLimit (wasm, unbounded)")],
-    ["overload (shed)", ratio(results.overload, "edgeshed Limiter.run (maxQueue 0)", "tower LoadShed+ConcurrencyLimit (wasm)")],
-  ];
-  console.log("\n## edgeshed / tower-on-wasm per task (goal ≤ 0.7)");
-  for (const [name, r] of vsTower) console.log(`  ${name.padEnd(18)} ${r.toFixed(2)}  ${r <= 0.7 ? "✓" : "✗"}`);
-  results.summaryTower = Object.fromEntries(vsTower.map(([name, r]) => [name, { ratio: r }]));
-} else {
-  console.log("\n(tower-on-wasm peer skipped: build it with bash benches/tower-wasm/build.sh)");
-}
+if (!pq || !ck) console.log(`\n(${[!pq && "p-queue", !ck && "cockatiel"].filter(Boolean).join(", ")} skipped: not installed; see benches/node/peers.mjs)`);
+if (!tower) console.log("\n(tower-on-wasm peer skipped: build it with bash benches/tower-wasm/build.sh)");
 if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(results, null, 2));
