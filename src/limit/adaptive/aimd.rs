@@ -2,6 +2,7 @@
 
 use super::{Bounds, Limit, Sample};
 use crate::time::Instant;
+use core::time::Duration;
 
 /// Loss-based AIMD: grow while calls succeed under load, shrink by a factor
 /// when one is dropped (an overload answer, a timeout, an error).
@@ -43,6 +44,8 @@ pub struct Aimd {
     backoff: f64,
     limit: f64,
     last_backoff: Option<Instant>,
+    /// Smoothed RTT of successful calls (TCP's SRTT, gain 1/8).
+    srtt: Option<Duration>,
 }
 
 impl Aimd {
@@ -59,6 +62,7 @@ impl Aimd {
             backoff,
             limit: bounds.initial() as f64,
             last_backoff: None,
+            srtt: None,
         }
     }
 
@@ -93,7 +97,13 @@ impl Limit for Aimd {
                 self.limit = self.bounds.clamp_f64(cut);
                 self.last_backoff = Some(sample.completed());
             }
-        } else if sample.in_flight() * 2 >= self.limit() {
+            return self.limit();
+        }
+        self.srtt = Some(match self.srtt {
+            Some(srtt) => (srtt * 7 + sample.rtt()) / 8,
+            None => sample.rtt(),
+        });
+        if sample.in_flight() * 2 >= self.limit() {
             let step = 1.0 / self.limit.max(1.0);
             self.limit = self.bounds.clamp_f64(self.limit + step);
         }

@@ -121,12 +121,18 @@ impl Vegas {
             } else {
                 1.0
             };
-            let queue = (limit * (1.0 - ratio)).ceil();
-            if queue <= log {
-                limit + 6.0 * log
-            } else if queue < 3.0 * log {
+            // Not rounded up: with thresholds this small, the published
+            // `ceil` would count any queue at all as above beta.
+            let queue = limit * (1.0 - ratio);
+            // The published thresholds, capped in proportion to the limit.
+            let alpha = (3.0 * log).min(limit / 6.0);
+            let beta = (6.0 * log).min(limit / 3.0);
+            let threshold = log.min(limit / 12.0);
+            if queue <= threshold {
+                limit + beta
+            } else if queue < alpha {
                 limit + log
-            } else if queue > 6.0 * log {
+            } else if queue > beta {
                 limit - log
             } else {
                 limit
