@@ -125,3 +125,17 @@ fn vegas_shrinks_when_its_queue_exceeds_beta() {
     feed(&mut vegas, 3, 30, |limit| limit); // queue = 2/3 of the limit
     assert!(vegas.limit() < before, "{} from {before}", vegas.limit());
 }
+
+#[test]
+fn gradient2_does_not_grow_in_a_window_with_a_drop() {
+    let mut gradient2 = Gradient2::new(bounds(20));
+    feed(&mut gradient2, 1, 10, |limit| limit);
+    let before = gradient2.limit();
+    for _ in 0..3 {
+        let len = gradient2.limit().max(5);
+        for index in 0..len {
+            gradient2.update(&sample(0, 10, gradient2.limit(), index == 0));
+        }
+    }
+    assert_eq!(gradient2.limit(), before);
+}
