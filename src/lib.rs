@@ -18,7 +18,7 @@
 //! |---|---|
 //! | [`semaphore`] | FIFO-fair, cancellation-safe async semaphore with owned permits |
 //! | [`admission`] | a shared limit plus its [`Policy`]: wait, shed or bounded queue |
-//! | [`limit`] | [`ConcurrencyLimit`] service and layers |
+//! | [`limit`] | [`ConcurrencyLimit`] service and layers; [`AdaptiveLimitLayer`]: the limit follows the origin (AIMD, Gradient2, Vegas) |
 //! | [`load_shed`] | [`LoadShed`]: reject when the inner service is not ready |
 //! | [`deadline`] | [`Deadline`](deadline::Deadline): one budget for readiness wait + call |
 //! | [`time`] | the injected [`Clock`](time::Clock), a [`ManualClock`](time::ManualClock) for tests, `TokioClock` (feature `tokio`) |
@@ -99,7 +99,9 @@ pub mod time;
 
 pub use admission::{Admission, Policy, Stats};
 pub use error::{BoxError, Expired, InvalidConfig, Overloaded};
-pub use limit::{ConcurrencyLimit, ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer};
+pub use limit::{
+    AdaptiveLimitLayer, ConcurrencyLimit, ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer,
+};
 pub use load_shed::{LoadShed, LoadShedLayer};
 
 /// The README's Rust examples, compiled and run as doc tests.

@@ -1,5 +1,8 @@
-//! Limits on how much work a service takes on at once.
+//! Limits on how much work a service takes on at once: a fixed
+//! [`concurrency`] limit, or an [`adaptive`] one that follows the origin.
 
+pub mod adaptive;
 pub mod concurrency;
 
+pub use adaptive::AdaptiveLimitLayer;
 pub use concurrency::{ConcurrencyLimit, ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer};
