@@ -42,9 +42,10 @@ impl HolderConfig {
 /// - **Sizing:** it asks for the peak demand (in flight + queued) seen since
 ///   its last call, capped at the local limit; it asks early only when it
 ///   holds nothing yet or its demand outgrew what it last asked for.
-/// - **Giving back:** a renewal sized by an idle period asks for 0, so an
-///   idle holder returns its permits within 75 % of the TTL; an isolate
-///   that dies simply stops renewing and the lease expires at the TTL.
+/// - **Giving back:** a renewal that finds the holder idle (no demand for
+///   `retry_ms`) asks for 0, so an idle holder returns its permits within
+///   about 75 % of the TTL of going idle; an isolate that dies, or that is
+///   not polled, stops renewing and its lease expires at the TTL.
 #[derive(Debug, Clone)]
 pub struct LeaseHolder {
     cfg: HolderConfig,
@@ -53,6 +54,7 @@ pub struct LeaseHolder {
     renew_at: u64,
     in_flight: u32,
     peak: u32,
+    last_busy_at: u64,
     last_wanted: u32,
     last_call_at: Option<u64>,
     /// The call under way: when it was sent and the calls in flight then.
@@ -72,6 +74,7 @@ impl LeaseHolder {
             renew_at: 0,
             in_flight: 0,
             peak: 0,
+            last_busy_at: 0,
             last_wanted: 0,
             last_call_at: None,
             pending: None,
@@ -148,9 +151,10 @@ impl LeaseHolder {
         true
     }
 
-    /// One admitted call finished.
-    pub fn finish(&mut self) {
+    /// One admitted call finished at `now`.
+    pub fn finish(&mut self, now: u64) {
         self.in_flight = self.in_flight.saturating_sub(1);
+        self.last_busy_at = self.last_busy_at.max(now);
     }
 
     /// Whether to call the table at `now`, with `queued` calls waiting for a
@@ -160,6 +164,9 @@ impl LeaseHolder {
     pub fn poll(&mut self, now: u64, queued: u32) -> Option<LeaseRequest> {
         let demand = self.in_flight.saturating_add(queued);
         self.peak = self.peak.max(demand);
+        if demand > 0 {
+            self.last_busy_at = self.last_busy_at.max(now);
+        }
         if self.pending.is_some() {
             return None;
         }
@@ -170,9 +177,14 @@ impl LeaseHolder {
         }
         let held = self.held(now);
         let local = self.cfg.local_limit;
+        let idle = now.saturating_sub(self.last_busy_at) >= self.cfg.retry_ms;
         let wanted = if held > 0 && now >= self.renew_at {
-            // Renewal, sized by the period since the last call (0 if idle).
-            self.peak.min(local).max(self.in_flight)
+            // Renewal: nothing if idle now, else the period's peak demand.
+            if idle {
+                0
+            } else {
+                self.peak.min(local).max(self.in_flight)
+            }
         } else {
             let short = demand.min(local);
             let outgrew = short > self.last_wanted;
