@@ -26,11 +26,23 @@ fn the_effective_limit_and_the_fallback_are_a_pure_decision() {
     use Unavailable::{Local, Shed};
     assert_eq!(effective_limit(6, 4, true, Local), 4);
     assert_eq!(effective_limit(6, 9, true, Shed), 6);
-    assert_eq!(effective_limit(6, 0, true, Local), 0, "reachable: wait for a lease");
+    assert_eq!(
+        effective_limit(6, 0, true, Local),
+        0,
+        "reachable: wait for a lease"
+    );
     assert_eq!(effective_limit(6, 4, false, Local), 6, "local: own limit");
     assert_eq!(effective_limit(6, 0, false, Local), 6);
-    assert_eq!(effective_limit(6, 4, false, Shed), 4, "shed: what is still leased");
-    assert_eq!(effective_limit(6, 0, false, Shed), 0, "shed: nothing once expired");
+    assert_eq!(
+        effective_limit(6, 4, false, Shed),
+        4,
+        "shed: what is still leased"
+    );
+    assert_eq!(
+        effective_limit(6, 0, false, Shed),
+        0,
+        "shed: nothing once expired"
+    );
     assert_eq!(Unavailable::default(), Local);
 }
 
@@ -41,7 +53,14 @@ fn asks_on_first_demand_capped_at_the_local_limit() {
     assert!(!h.try_admit(0));
     assert_eq!(h.poll(0, 0), None, "no demand, no call");
     let req = h.poll(0, 20).unwrap();
-    assert_eq!(req, LeaseRequest { held: 0, in_use: 0, wanted: 6 });
+    assert_eq!(
+        req,
+        LeaseRequest {
+            held: 0,
+            in_use: 0,
+            wanted: 6
+        }
+    );
     assert!(h.pending());
     assert_eq!(h.poll(1, 20), None, "one call at a time");
     h.on_grant(grant(4));
@@ -73,7 +92,14 @@ fn renews_at_three_quarters_of_the_ttl_while_in_use() {
         assert_eq!(h.poll(t, 1), None, "no call before 75 % ({t})");
     }
     let renewal = h.poll(3_750, 1).unwrap();
-    assert_eq!(renewal, LeaseRequest { held: 2, in_use: 1, wanted: 2 });
+    assert_eq!(
+        renewal,
+        LeaseRequest {
+            held: 2,
+            in_use: 1,
+            wanted: 2
+        }
+    );
     // while the renewal is under way only the permits in use count
     assert_eq!(h.held(3_751), 1);
     h.on_grant(grant(2));
@@ -110,8 +136,16 @@ fn a_lost_answer_keeps_only_the_permits_in_use() {
     assert!(!h.reachable());
     assert_eq!(h.failures(), 1);
     assert_eq!(h.held(3_800), 2);
-    assert_eq!(h.effective_limit(3_800), 2, "shed: only what is surely leased");
-    assert_eq!(h.effective_limit(TTL), 0, "shed: nothing once the lease expired");
+    assert_eq!(
+        h.effective_limit(3_800),
+        2,
+        "shed: only what is surely leased"
+    );
+    assert_eq!(
+        h.effective_limit(TTL),
+        0,
+        "shed: nothing once the lease expired"
+    );
     // it retries after retry_ms, and an answer makes it reachable again
     assert_eq!(h.poll(4_249, 0), None);
     h.poll(4_250, 0).unwrap();
@@ -166,6 +200,9 @@ fn an_idle_holder_gives_its_permits_back_within_one_ttl() {
     for idle_at in (TTL + 100..TTL + 3 * TTL).step_by(370) {
         let last = last_leased(idle_at);
         assert!(last >= idle_at, "{idle_at}: {last}");
-        assert!(last < idle_at + TTL, "idle at {idle_at}, still leased at {last}");
+        assert!(
+            last < idle_at + TTL,
+            "idle at {idle_at}, still leased at {last}"
+        );
     }
 }

@@ -109,7 +109,11 @@ fn contended_permits_converge_to_fair_shares() {
         let now = 7_000 + round * 1_000;
         for id in ["a", "b", "c"] {
             let held = table.leased_to(id);
-            assert_eq!(table.request(id, ask(held, held, 12), now).permits, 4, "{id}");
+            assert_eq!(
+                table.request(id, ask(held, held, 12), now).permits,
+                4,
+                "{id}"
+            );
         }
     }
     // a small demand gets all it wants; the others split the rest
@@ -122,7 +126,9 @@ fn contended_permits_converge_to_fair_shares() {
 #[test]
 fn fair_share_is_max_min_and_work_conserving() {
     let all = |limit: u32, demands: &[u32]| -> Vec<u32> {
-        (0..demands.len()).map(|i| fair_share(limit, demands, i)).collect()
+        (0..demands.len())
+            .map(|i| fair_share(limit, demands, i))
+            .collect()
     };
     assert_eq!(all(12, &[12, 12, 12]), vec![4, 4, 4]);
     assert_eq!(all(10, &[6, 6, 6]), vec![4, 3, 3]);
