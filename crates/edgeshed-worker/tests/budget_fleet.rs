@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use edgeshed_worker::budget::{
-    FleetView, HolderConfig, LeaseHolder, LeaseRequest, LeaseTable, Unavailable,
+    FleetView, Grant, HolderConfig, LeaseHolder, LeaseRequest, LeaseTable, Unavailable,
 };
 use proptest::prelude::*;
 
@@ -28,10 +28,22 @@ enum Fate {
     Delay,
 }
 
+/// What happens when a delayed call reaches the table.
+#[derive(Debug, Clone, Copy)]
+enum Outcome {
+    /// The answer comes back at once.
+    Answer,
+    /// The answer is lost.
+    Lost,
+    /// The answer comes back later (a `Return` step).
+    Late,
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Op {
     Poll { h: usize, queued: u32, fate: Fate },
-    Arrive { h: usize, lost: bool },
+    Arrive { h: usize, outcome: Outcome },
+    Return { h: usize },
     Admit { h: usize },
     Finish { h: usize },
     Advance { ms: u64 },
@@ -46,9 +58,15 @@ fn op(ttl: u64) -> impl Strategy<Value = Op> {
         1 => Just(Fate::Drop),
         2 => Just(Fate::Delay),
     ];
+    let outcome = prop_oneof![
+        2 => Just(Outcome::Answer),
+        1 => Just(Outcome::Lost),
+        2 => Just(Outcome::Late),
+    ];
     prop_oneof![
         6 => (0..3usize, 0..10u32, fate).prop_map(|(h, queued, fate)| Op::Poll { h, queued, fate }),
-        2 => (0..3usize, any::<bool>()).prop_map(|(h, lost)| Op::Arrive { h, lost }),
+        2 => (0..3usize, outcome).prop_map(|(h, outcome)| Op::Arrive { h, outcome }),
+        1 => (0..3usize).prop_map(|h| Op::Return { h }),
         5 => (0..3usize).prop_map(|h| Op::Admit { h }),
         3 => (0..3usize).prop_map(|h| Op::Finish { h }),
         4 => (0..=ttl * 6 / 5).prop_map(|ms| Op::Advance { ms }),
@@ -64,6 +82,7 @@ struct Fleet {
     table: LeaseTable,
     holders: Vec<LeaseHolder>,
     delayed: Vec<Option<LeaseRequest>>,
+    returning: Vec<Option<Grant>>,
 }
 
 impl Fleet {
@@ -76,6 +95,7 @@ impl Fleet {
             table: LeaseTable::new(limit, ttl, 0),
             holders: (0..IDS.len()).map(|_| LeaseHolder::new(cfg)).collect(),
             delayed: vec![None; IDS.len()],
+            returning: vec![None; IDS.len()],
         }
     }
 
@@ -89,7 +109,7 @@ impl Fleet {
                 match fate {
                     Fate::Answer => {
                         let grant = self.table.request(IDS[h], req, now);
-                        self.holders[h].on_grant(grant);
+                        self.holders[h].on_grant(now, grant);
                     }
                     Fate::LoseAnswer => {
                         self.table.request(IDS[h], req, now);
@@ -99,15 +119,20 @@ impl Fleet {
                     Fate::Delay => self.delayed[h] = Some(req),
                 }
             }
-            Op::Arrive { h, lost } => {
+            Op::Arrive { h, outcome } => {
                 let Some(req) = self.delayed[h].take() else {
                     return;
                 };
                 let grant = self.table.request(IDS[h], req, now);
-                if lost {
-                    self.holders[h].on_failure();
-                } else {
-                    self.holders[h].on_grant(grant);
+                match outcome {
+                    Outcome::Answer => self.holders[h].on_grant(now, grant),
+                    Outcome::Lost => self.holders[h].on_failure(),
+                    Outcome::Late => self.returning[h] = Some(grant),
+                }
+            }
+            Op::Return { h } => {
+                if let Some(grant) = self.returning[h].take() {
+                    self.holders[h].on_grant(now, grant);
                 }
             }
             Op::Admit { h } => {
@@ -164,7 +189,11 @@ impl Fleet {
     /// permit is back in the table.
     fn drain(&mut self) -> Result<(), TestCaseError> {
         for h in 0..IDS.len() {
-            self.apply(Op::Arrive { h, lost: false });
+            self.apply(Op::Arrive {
+                h,
+                outcome: Outcome::Answer,
+            });
+            self.apply(Op::Return { h });
             while self.holders[h].in_flight() > 0 {
                 self.holders[h].finish(self.now);
             }
@@ -194,6 +223,45 @@ impl Fleet {
         }
         Ok(())
     }
+}
+
+/// Found by the property test: a request sent while the holder held 3
+/// permits reaches a restarted table only after that lease expired (and the
+/// old table leased the permits again); the re-registered lease must not be
+/// used.
+#[test]
+fn a_stale_report_to_a_restarted_table_does_not_over_admit() {
+    let mut fleet = Fleet::new(8, 1_000, 6);
+    let ops = [
+        Op::Advance { ms: 1_000 },
+        Op::Poll {
+            h: 0,
+            queued: 3,
+            fate: Fate::Answer,
+        },
+        Op::Advance { ms: 100 },
+        Op::Poll {
+            h: 0,
+            queued: 4,
+            fate: Fate::Delay,
+        },
+        Op::Advance { ms: 900 },
+        Op::Poll {
+            h: 1,
+            queued: 6,
+            fate: Fate::Answer,
+        },
+        Op::Restart,
+        Op::Arrive {
+            h: 0,
+            outcome: Outcome::Answer,
+        },
+    ];
+    for op in ops {
+        fleet.apply(op);
+        fleet.check().unwrap();
+    }
+    fleet.drain().unwrap();
 }
 
 proptest! {
@@ -278,7 +346,7 @@ fn simulate(per_ms: f64, duration: u64, restart_at: Option<u64>) -> Figures {
             if let Some((req, at)) = iso.call {
                 if at <= now {
                     let grant = table.request(IDS[i], req, now);
-                    iso.holder.on_grant(grant);
+                    iso.holder.on_grant(now, grant);
                     iso.call = None;
                 }
             }

@@ -63,7 +63,7 @@ fn asks_on_first_demand_capped_at_the_local_limit() {
     );
     assert!(h.pending());
     assert_eq!(h.poll(1, 20), None, "one call at a time");
-    h.on_grant(grant(4));
+    h.on_grant(1, grant(4));
     assert_eq!(h.effective_limit(1), 4);
     assert!((0..4).all(|_| h.try_admit(1)));
     assert!(!h.try_admit(1));
@@ -75,7 +75,7 @@ fn the_lease_counts_from_when_the_call_was_sent() {
     let mut h = holder(6, Unavailable::Local);
     h.poll(1_000, 3).unwrap();
     // the answer arrives 400 ms later; the lease still ends at 1_000 + TTL
-    h.on_grant(grant(3));
+    h.on_grant(1_400, grant(3));
     assert_eq!(h.expires_at(), 1_000 + TTL);
     assert_eq!(h.held(1_000 + TTL - 1), 3);
     assert_eq!(h.held(1_000 + TTL), 0);
@@ -86,7 +86,7 @@ fn the_lease_counts_from_when_the_call_was_sent() {
 fn renews_at_three_quarters_of_the_ttl_while_in_use() {
     let mut h = holder(6, Unavailable::Local);
     h.poll(0, 2).unwrap();
-    h.on_grant(grant(2));
+    h.on_grant(0, grant(2));
     assert!(h.try_admit(10));
     for t in (10..3_750).step_by(10) {
         assert_eq!(h.poll(t, 1), None, "no call before 75 % ({t})");
@@ -102,7 +102,7 @@ fn renews_at_three_quarters_of_the_ttl_while_in_use() {
     );
     // while the renewal is under way only the permits in use count
     assert_eq!(h.held(3_751), 1);
-    h.on_grant(grant(2));
+    h.on_grant(3_751, grant(2));
     assert_eq!(h.held(3_751), 2);
     assert_eq!(h.expires_at(), 3_750 + TTL);
 }
@@ -111,14 +111,14 @@ fn renews_at_three_quarters_of_the_ttl_while_in_use() {
 fn a_capped_holder_waits_for_its_renewal_instead_of_asking_again() {
     let mut h = holder(6, Unavailable::Local);
     h.poll(0, 6).unwrap();
-    h.on_grant(grant(4));
+    h.on_grant(0, grant(4));
     for t in (1..3_750).step_by(7) {
         assert_eq!(h.poll(t, 6), None, "{t}");
     }
     // demand beyond what it asked for is a reason to ask early
     let mut g = holder(8, Unavailable::Local);
     g.poll(0, 4).unwrap();
-    g.on_grant(grant(4));
+    g.on_grant(0, grant(4));
     assert_eq!(g.poll(499, 8), None, "not within retry_ms");
     assert_eq!(g.poll(500, 8).unwrap().wanted, 8);
 }
@@ -127,7 +127,7 @@ fn a_capped_holder_waits_for_its_renewal_instead_of_asking_again() {
 fn a_lost_answer_keeps_only_the_permits_in_use() {
     let mut h = holder(6, Unavailable::Shed);
     h.poll(0, 6).unwrap();
-    h.on_grant(grant(6));
+    h.on_grant(0, grant(6));
     assert!(h.try_admit(1) && h.try_admit(1));
     // the renewal reaches the table (which may shrink to 2) but its answer is lost
     let renewal = h.poll(3_750, 0).unwrap();
@@ -149,7 +149,7 @@ fn a_lost_answer_keeps_only_the_permits_in_use() {
     // it retries after retry_ms, and an answer makes it reachable again
     assert_eq!(h.poll(4_249, 0), None);
     h.poll(4_250, 0).unwrap();
-    h.on_grant(grant(2));
+    h.on_grant(4_250, grant(2));
     assert!(h.reachable());
     assert_eq!(h.effective_limit(4_300), 2);
 }
@@ -181,7 +181,7 @@ fn last_leased(idle_at: u64) -> u64 {
         let queued = u32::from(busy);
         if let Some(req) = h.poll(t, queued) {
             let g = table.request("a", req, t);
-            h.on_grant(g);
+            h.on_grant(t, g);
         }
         if busy {
             assert!(h.try_admit(t) || t == start, "{t}");
@@ -205,4 +205,30 @@ fn an_idle_holder_gives_its_permits_back_within_one_ttl() {
             "idle at {idle_at}, still leased at {last}"
         );
     }
+}
+
+#[test]
+fn a_learning_grant_for_a_lease_that_expired_meanwhile_is_not_used() {
+    let learning = |permits| Grant {
+        permits,
+        ttl_ms: TTL,
+        learning: true,
+    };
+    let mut h = holder(6, Unavailable::Local);
+    h.poll(0, 3).unwrap();
+    h.on_grant(0, grant(3));
+    // it asks for more; a restarted table re-registers the 3 it reports,
+    // but the answer only comes back once the reported lease had expired
+    assert_eq!(h.poll(500, 6).unwrap().held, 3);
+    h.on_grant(TTL, learning(3));
+    assert_eq!(h.held(TTL), 0);
+    assert_eq!(h.poll(TTL, 6).unwrap().held, 0, "it asks again at once");
+    // in time, the re-registered lease is used
+    let mut g = holder(6, Unavailable::Local);
+    g.poll(0, 3).unwrap();
+    g.on_grant(0, grant(3));
+    g.poll(500, 6).unwrap();
+    g.on_grant(TTL - 1, learning(3));
+    assert_eq!(g.held(TTL - 1), 3);
+    assert_eq!(g.expires_at(), 500 + TTL);
 }

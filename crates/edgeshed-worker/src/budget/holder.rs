@@ -205,12 +205,19 @@ impl LeaseHolder {
         })
     }
 
-    /// The table answered the call started by [`LeaseHolder::poll`]. The
-    /// lease counts from when the call was sent, so it never outlives the
-    /// table's record.
-    pub fn on_grant(&mut self, grant: Grant) {
+    /// The table answered at `now` the call started by
+    /// [`LeaseHolder::poll`]. The lease counts from when the call was sent,
+    /// so it never outlives the table's record.
+    ///
+    /// A learning-mode grant re-registers the lease the holder reported. If
+    /// that lease had expired before the answer came back, the table may
+    /// have seen the report after the expiry (when an earlier table could
+    /// already have leased those permits to another isolate), so the holder
+    /// uses none of it and asks again.
+    pub fn on_grant(&mut self, now: u64, grant: Grant) {
         let sent_at = self.pending.take().map_or(0, |(sent_at, _)| sent_at);
-        self.permits = grant.permits;
+        let stale = grant.learning && now >= self.expires_at;
+        self.permits = if stale { 0 } else { grant.permits };
         self.expires_at = sent_at.saturating_add(grant.ttl_ms);
         self.renew_at = sent_at.saturating_add(grant.ttl_ms / 4 * 3);
         self.reachable = true;
