@@ -16,7 +16,10 @@
 //!   max-min fairly (water-filling, see [`fair_share`]); a lease is never
 //!   shrunk below the permits its holder has in use.
 //! - **Learning mode:** a table that starts (or restarts) knows nothing;
-//!   for one TTL it only re-registers what holders report they hold.
+//!   for one TTL it only re-registers what holders report they hold, and a
+//!   holder ignores a re-registration that came back after its old lease
+//!   expired. This assumes the restarted object's clock is not behind the
+//!   one that granted the old leases.
 
 mod fair;
 mod fallback;
