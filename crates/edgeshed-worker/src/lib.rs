@@ -8,6 +8,7 @@
 //! tested on every target; the HTTP handler (web-sys, on
 //! [edgeshed-wasm](https://docs.rs/edgeshed-wasm)'s executor) is wasm32 only.
 
+pub mod budget;
 pub mod config;
 pub mod metrics;
 pub mod proxy_path;

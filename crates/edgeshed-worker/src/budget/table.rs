@@ -1,0 +1,159 @@
+//! The lease table of one origin: the state a Durable Object holds.
+
+use std::collections::BTreeMap;
+
+use super::fair::fair_share;
+use super::types::{FleetView, Grant, LeaseRequest};
+
+/// One holder's entry: its lease and its last reported demand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lease {
+    permits: u32,
+    wanted: u32,
+    expires_at: u64,
+}
+
+/// The leases of one origin, shared by every isolate that calls it.
+///
+/// Every method takes the current time in milliseconds (the object's
+/// `Date.now()`); nothing reads a clock. The sum of the permits of
+/// unexpired leases never exceeds the limit.
+#[derive(Debug, Clone)]
+pub struct LeaseTable {
+    limit: u32,
+    ttl_ms: u64,
+    learning_until: u64,
+    leases: BTreeMap<String, Lease>,
+}
+
+impl LeaseTable {
+    /// A table for a fleet limit of `limit` permits and leases of `ttl_ms`,
+    /// started at `now`. It knows no lease, so it is in learning mode until
+    /// `now + ttl_ms`: every lease an earlier table granted has expired or
+    /// been reported by then.
+    pub fn new(limit: u32, ttl_ms: u64, now: u64) -> Self {
+        Self {
+            limit,
+            ttl_ms,
+            learning_until: now.saturating_add(ttl_ms),
+            leases: BTreeMap::new(),
+        }
+    }
+
+    /// The fleet limit.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// The lease TTL in milliseconds.
+    pub fn ttl_ms(&self) -> u64 {
+        self.ttl_ms
+    }
+
+    /// Whether the table is in learning mode at `now`: it then re-registers
+    /// what holders report they hold and grants nothing new.
+    pub fn learning(&self, now: u64) -> bool {
+        now < self.learning_until
+    }
+
+    /// Handles one holder's request: grants, renews or releases its lease,
+    /// and returns the whole lease.
+    ///
+    /// In learning mode the lease becomes what the holder reports it holds,
+    /// at most what it wants or has in use, and at most what the limit
+    /// leaves after the leases already registered. Otherwise the holder
+    /// gets its fair share of the demand ([`fair_share`]) as far as the
+    /// permits not leased to others allow, and never less than what it has
+    /// in use of its current lease. A lease of 0 that wants nothing is
+    /// forgotten.
+    pub fn request(&mut self, holder: &str, req: LeaseRequest, now: u64) -> Grant {
+        self.expire(now);
+        let learning = self.learning(now);
+        let current = self.leases.get(holder).map_or(0, |lease| lease.permits);
+        let others = self.leased().saturating_sub(current);
+        let room = self.limit.saturating_sub(others);
+        let permits = if learning {
+            req.held.min(req.wanted.max(req.in_use)).min(room)
+        } else {
+            let floor = req.in_use.min(current);
+            let target = self.fair_target(holder, req.wanted);
+            target.min(room).max(floor.min(room))
+        };
+        let expires_at = now.saturating_add(self.ttl_ms);
+        if permits == 0 && req.wanted == 0 {
+            self.leases.remove(holder);
+        } else {
+            let lease = Lease {
+                permits,
+                wanted: req.wanted,
+                expires_at,
+            };
+            self.leases.insert(holder.to_owned(), lease);
+        }
+        Grant {
+            permits,
+            ttl_ms: self.ttl_ms,
+            learning,
+        }
+    }
+
+    /// The requester's max-min fair share, given every other holder's last
+    /// reported demand and its own new one.
+    fn fair_target(&self, holder: &str, wanted: u32) -> u32 {
+        let mut demands: Vec<u32> = self
+            .leases
+            .iter()
+            .filter(|(id, _)| id.as_str() != holder)
+            .map(|(_, lease)| lease.wanted.max(lease.permits))
+            .collect();
+        let index = demands.len();
+        demands.push(wanted);
+        fair_share(self.limit, &demands, index)
+    }
+
+    /// Drops every lease whose expiry is at or before `now` and returns the
+    /// earliest expiry left (for the object's alarm). Idempotent: calling it
+    /// again with the same or an earlier `now` changes nothing, so a retried
+    /// alarm is harmless.
+    pub fn expire(&mut self, now: u64) -> Option<u64> {
+        self.leases.retain(|_, lease| lease.expires_at > now);
+        self.next_expiry()
+    }
+
+    /// The earliest expiry among the leases, if any.
+    pub fn next_expiry(&self) -> Option<u64> {
+        self.leases.values().map(|lease| lease.expires_at).min()
+    }
+
+    /// Permits out under the leases the table holds (expired ones count
+    /// until [`LeaseTable::expire`] or a request sweeps them).
+    pub fn leased(&self) -> u32 {
+        self.leases
+            .values()
+            .fold(0u32, |sum, lease| sum.saturating_add(lease.permits))
+    }
+
+    /// The permits leased to `holder`, or 0.
+    pub fn leased_to(&self, holder: &str) -> u32 {
+        self.leases.get(holder).map_or(0, |lease| lease.permits)
+    }
+
+    /// The leases per holder with at least one permit, by holder id.
+    pub fn leases(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.leases
+            .iter()
+            .filter(|(_, lease)| lease.permits > 0)
+            .map(|(id, lease)| (id.as_str(), lease.permits))
+    }
+
+    /// The fleet view at `now` (after sweeping expired leases).
+    pub fn view(&mut self, now: u64) -> FleetView {
+        self.expire(now);
+        FleetView {
+            limit: self.limit,
+            leased: self.leased(),
+            holders: u32::try_from(self.leases().count()).unwrap_or(u32::MAX),
+            learning: self.learning(now),
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! The isolate's side of the fleet budget: renewal timing, sizing, giving
+//! permits back, lost answers and the `unavailable` fallback.
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
+
+use edgeshed_worker::budget::{
+    effective_limit, Grant, HolderConfig, LeaseHolder, LeaseRequest, LeaseTable, Unavailable,
+};
+
+const TTL: u64 = 5_000;
+
+fn holder(local: u32, mode: Unavailable) -> LeaseHolder {
+    LeaseHolder::new(HolderConfig::new(local, TTL, mode))
+}
+
+fn grant(permits: u32) -> Grant {
+    Grant {
+        permits,
+        ttl_ms: TTL,
+        learning: false,
+    }
+}
+
+#[test]
+fn the_effective_limit_and_the_fallback_are_a_pure_decision() {
+    use Unavailable::{Local, Shed};
+    assert_eq!(effective_limit(6, 4, true, Local), 4);
+    assert_eq!(effective_limit(6, 9, true, Shed), 6);
+    assert_eq!(
+        effective_limit(6, 0, true, Local),
+        0,
+        "reachable: wait for a lease"
+    );
+    assert_eq!(effective_limit(6, 4, false, Local), 6, "local: own limit");
+    assert_eq!(effective_limit(6, 0, false, Local), 6);
+    assert_eq!(
+        effective_limit(6, 4, false, Shed),
+        4,
+        "shed: what is still leased"
+    );
+    assert_eq!(
+        effective_limit(6, 0, false, Shed),
+        0,
+        "shed: nothing once expired"
+    );
+    assert_eq!(Unavailable::default(), Local);
+}
+
+#[test]
+fn asks_on_first_demand_capped_at_the_local_limit() {
+    let mut h = holder(6, Unavailable::Local);
+    assert_eq!(h.effective_limit(0), 0);
+    assert!(!h.try_admit(0));
+    assert_eq!(h.poll(0, 0), None, "no demand, no call");
+    let req = h.poll(0, 20).unwrap();
+    assert_eq!(
+        req,
+        LeaseRequest {
+            held: 0,
+            in_use: 0,
+            wanted: 6
+        }
+    );
+    assert!(h.pending());
+    assert_eq!(h.poll(1, 20), None, "one call at a time");
+    h.on_grant(1, grant(4));
+    assert_eq!(h.effective_limit(1), 4);
+    assert!((0..4).all(|_| h.try_admit(1)));
+    assert!(!h.try_admit(1));
+    assert_eq!(h.calls(), 1);
+}
+
+#[test]
+fn the_lease_counts_from_when_the_call_was_sent() {
+    let mut h = holder(6, Unavailable::Local);
+    h.poll(1_000, 3).unwrap();
+    // the answer arrives 400 ms later; the lease still ends at 1_000 + TTL
+    h.on_grant(1_400, grant(3));
+    assert_eq!(h.expires_at(), 1_000 + TTL);
+    assert_eq!(h.held(1_000 + TTL - 1), 3);
+    assert_eq!(h.held(1_000 + TTL), 0);
+    assert_eq!(h.effective_limit(1_000 + TTL), 0);
+}
+
+#[test]
+fn renews_at_three_quarters_of_the_ttl_while_in_use() {
+    let mut h = holder(6, Unavailable::Local);
+    h.poll(0, 2).unwrap();
+    h.on_grant(0, grant(2));
+    assert!(h.try_admit(10));
+    for t in (10..3_750).step_by(10) {
+        assert_eq!(h.poll(t, 1), None, "no call before 75 % ({t})");
+    }
+    let renewal = h.poll(3_750, 1).unwrap();
+    assert_eq!(
+        renewal,
+        LeaseRequest {
+            held: 2,
+            in_use: 1,
+            wanted: 2
+        }
+    );
+    // while the renewal is under way only the permits in use count
+    assert_eq!(h.held(3_751), 1);
+    h.on_grant(3_751, grant(2));
+    assert_eq!(h.held(3_751), 2);
+    assert_eq!(h.expires_at(), 3_750 + TTL);
+}
+
+#[test]
+fn a_capped_holder_waits_for_its_renewal_instead_of_asking_again() {
+    let mut h = holder(6, Unavailable::Local);
+    h.poll(0, 6).unwrap();
+    h.on_grant(0, grant(4));
+    for t in (1..3_750).step_by(7) {
+        assert_eq!(h.poll(t, 6), None, "{t}");
+    }
+    // demand beyond what it asked for is a reason to ask early
+    let mut g = holder(8, Unavailable::Local);
+    g.poll(0, 4).unwrap();
+    g.on_grant(0, grant(4));
+    assert_eq!(g.poll(499, 8), None, "not within retry_ms");
+    assert_eq!(g.poll(500, 8).unwrap().wanted, 8);
+}
+
+#[test]
+fn a_lost_answer_keeps_only_the_permits_in_use() {
+    let mut h = holder(6, Unavailable::Shed);
+    h.poll(0, 6).unwrap();
+    h.on_grant(0, grant(6));
+    assert!(h.try_admit(1) && h.try_admit(1));
+    // the renewal reaches the table (which may shrink to 2) but its answer is lost
+    let renewal = h.poll(3_750, 0).unwrap();
+    assert_eq!(renewal.in_use, 2);
+    h.on_failure();
+    assert!(!h.reachable());
+    assert_eq!(h.failures(), 1);
+    assert_eq!(h.held(3_800), 2);
+    assert_eq!(
+        h.effective_limit(3_800),
+        2,
+        "shed: only what is surely leased"
+    );
+    assert_eq!(
+        h.effective_limit(TTL),
+        0,
+        "shed: nothing once the lease expired"
+    );
+    // it retries after retry_ms, and an answer makes it reachable again
+    assert_eq!(h.poll(4_249, 0), None);
+    h.poll(4_250, 0).unwrap();
+    h.on_grant(4_250, grant(2));
+    assert!(h.reachable());
+    assert_eq!(h.effective_limit(4_300), 2);
+}
+
+#[test]
+fn local_fallback_keeps_the_local_limit_while_the_table_is_down() {
+    let mut h = holder(6, Unavailable::Local);
+    h.poll(0, 3).unwrap();
+    h.on_failure();
+    assert_eq!(h.effective_limit(1), 6);
+    assert!((0..6).all(|_| h.try_admit(1)));
+    assert!(!h.try_admit(1));
+}
+
+/// Drives one holder against a table, 10 ms steps: busy (one call in
+/// flight, re-admitted each step) until `idle_at`, idle afterwards. Returns
+/// when the table last had a permit leased to it.
+fn last_leased(idle_at: u64) -> u64 {
+    let mut table = LeaseTable::new(12, TTL, 0);
+    let start = TTL; // past learning
+    let mut h = holder(6, Unavailable::Local);
+    let mut last = 0;
+    let mut t = start;
+    while t < idle_at + 3 * TTL {
+        if h.in_flight() > 0 {
+            h.finish(t);
+        }
+        let busy = t < idle_at;
+        let queued = u32::from(busy);
+        if let Some(req) = h.poll(t, queued) {
+            let g = table.request("a", req, t);
+            h.on_grant(t, g);
+        }
+        if busy {
+            assert!(h.try_admit(t) || t == start, "{t}");
+        }
+        table.expire(t);
+        if table.leased_to("a") > 0 {
+            last = t;
+        }
+        t += 10;
+    }
+    last
+}
+
+#[test]
+fn an_idle_holder_gives_its_permits_back_within_one_ttl() {
+    for idle_at in (TTL + 100..TTL + 3 * TTL).step_by(370) {
+        let last = last_leased(idle_at);
+        assert!(last >= idle_at, "{idle_at}: {last}");
+        assert!(
+            last < idle_at + TTL,
+            "idle at {idle_at}, still leased at {last}"
+        );
+    }
+}
+
+#[test]
+fn a_learning_grant_for_a_lease_that_expired_meanwhile_is_not_used() {
+    let learning = |permits| Grant {
+        permits,
+        ttl_ms: TTL,
+        learning: true,
+    };
+    let mut h = holder(6, Unavailable::Local);
+    h.poll(0, 3).unwrap();
+    h.on_grant(0, grant(3));
+    // it asks for more; a restarted table re-registers the 3 it reports,
+    // but the answer only comes back once the reported lease had expired
+    assert_eq!(h.poll(500, 6).unwrap().held, 3);
+    h.on_grant(TTL, learning(3));
+    assert_eq!(h.held(TTL), 0);
+    assert_eq!(h.poll(TTL, 6).unwrap().held, 0, "it asks again at once");
+    // in time, the re-registered lease is used
+    let mut g = holder(6, Unavailable::Local);
+    g.poll(0, 3).unwrap();
+    g.on_grant(0, grant(3));
+    g.poll(500, 6).unwrap();
+    g.on_grant(TTL - 1, learning(3));
+    assert_eq!(g.held(TTL - 1), 3);
+    assert_eq!(g.expires_at(), 500 + TTL);
+}
