@@ -19,22 +19,32 @@ export class DeadlineError extends Error {
     this.status = 504;
   }
 }
-export function errorWithStatus(name, message, status) {
-  // These errors are flow control (503/504), raised by the thousand under
-  // overload; a stack trace would only point into edgeshed and costs more
-  // than everything else on the rejection path.
+// These errors are flow control (503/504), raised by the thousand under
+// overload; a stack trace would only point into edgeshed and costs more than
+// everything else on the rejection path. Their messages live here, so a
+// rejection passes no string out of the wasm.
+function withoutStack(make) {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
-  let error;
-  if (name === "OverloadedError") error = new OverloadedError(message);
-  else if (name === "DeadlineError") error = new DeadlineError(message);
-  else {
-    error = new Error(message);
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+export function overloadedError(queueTimeout) {
+  return withoutStack(() => new OverloadedError(queueTimeout ? "service overloaded: queue timeout" : undefined));
+}
+export function deadlineError() {
+  return withoutStack(() => new DeadlineError());
+}
+export function errorWithStatus(name, message, status) {
+  return withoutStack(() => {
+    const error = new Error(message);
     error.name = name;
     error.status = status;
-  }
-  Error.stackTraceLimit = limit;
-  return error;
+    return error;
+  });
 }
 
 // --- src/call/run.rs ---
@@ -150,7 +160,7 @@ function holdBody(holder, response, release) {
     }
     if (!finish()) return;
     holder.bodyTimeouts++;
-    const error = errorWithStatus("DeadlineError", `response body idle for ${timeoutMs} ms (bodyTimeoutMs)`, 504);
+    const error = withoutStack(() => new DeadlineError(`response body idle for ${timeoutMs} ms (bodyTimeoutMs)`));
     try {
       controller.error(error);
     } catch {
