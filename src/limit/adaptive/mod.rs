@@ -43,6 +43,7 @@ mod controller;
 mod future;
 mod gradient2;
 mod layer;
+mod named;
 mod service;
 mod vegas;
 mod window;
@@ -54,6 +55,7 @@ pub use controller::{Controller, Started};
 pub use future::SampledFuture;
 pub use gradient2::Gradient2;
 pub use layer::AdaptiveLimitLayer;
+pub use named::{AnyLimit, UnknownAlgorithm};
 pub use service::{AdaptiveLimit, Sampled};
 pub use vegas::Vegas;
 
