@@ -45,7 +45,29 @@ pub struct Scenario {
     pub load: f64,
     pub origin: Origin,
     pub service_ms: u64,
+    /// Each call's service time is drawn uniformly from
+    /// `service_ms * [1 - spread, 1 + spread]` (0: every call takes
+    /// `service_ms`), from a fixed seed.
+    pub service_spread: f64,
     pub phases: Vec<Phase>,
+}
+
+/// A small deterministic generator (xorshift64*), uniform in [0, 1).
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// One service time in whole milliseconds, at least 1.
+    fn service(&mut self, scenario: &Scenario) -> u64 {
+        let spread = scenario.service_spread * (2.0 * self.next() - 1.0);
+        ((scenario.service_ms as f64 * (1.0 + spread)).round() as u64).max(1)
+    }
 }
 
 /// What one phase measured. "Settled" figures cover its second half.
@@ -103,6 +125,7 @@ pub fn run<L: Limit>(make: impl Fn() -> L, scenario: &Scenario) -> Vec<Report> {
     let mut queue: VecDeque<Job> = VecDeque::new();
     let mut rejecting: Vec<(u64, Job)> = Vec::new();
     let mut now = 0u64;
+    let mut draw = Draw(0x9e37_79b9_7f4a_7c15);
     let mut reports = Vec::new();
     for phase in &scenario.phases {
         let cap = phase.capacity;
@@ -139,7 +162,7 @@ pub fn run<L: Limit>(make: impl Fn() -> L, scenario: &Scenario) -> Vec<Report> {
             }
             while busy.len() < cap {
                 let Some(job) = queue.pop_front() else { break };
-                busy.push((now + scenario.service_ms, job));
+                busy.push((now + draw.service(scenario), job));
             }
             // Arrivals: open loop, spread evenly; the clients take turns
             // at arriving first.
@@ -167,7 +190,7 @@ pub fn run<L: Limit>(make: impl Fn() -> L, scenario: &Scenario) -> Vec<Report> {
                         reached += 1;
                     }
                     if busy.len() < cap {
-                        busy.push((now + scenario.service_ms, job));
+                        busy.push((now + draw.service(scenario), job));
                     } else {
                         match scenario.origin {
                             Origin::Queueing => queue.push_back(job),

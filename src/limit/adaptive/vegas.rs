@@ -30,6 +30,14 @@ use core::time::Duration;
 ///   window, and `rtt_no_load` becomes the lowest RTT of calls admitted
 ///   during that drain (the limiter's own queue is gone by then).
 ///
+/// * **Like compared with like, and no rounding up.** The no-load RTT is
+///   the lowest *window mean* (and, after a probe, the drained window's
+///   mean), not the lowest single RTT, and the queue estimate is not
+///   rounded up. With service times that vary (0.5–1.5 × S in the tests,
+///   timer jitter in workerd), the lowest single RTT is about half the
+///   mean even with nothing queued, and `ceil` makes any difference at all
+///   at least one call: the estimate then always exceeds the capped beta
+///   at small limits, and the limit fell to 1 and stayed there.
 /// * **Thresholds in proportion to the limit.** alpha, beta and the
 ///   threshold are capped at `limit / 6`, `limit / 3` and `limit / 12`. As
 ///   published they are a number of calls per limiter, so N isolates keep N
@@ -39,9 +47,9 @@ use core::time::Duration;
 ///   all limits together, however many isolates share it.
 ///
 /// Measured in `tests/adaptive_convergence.rs`: one limiter settles at
-/// 1.23–1.31 C; three keep the origin's queue at or below 0.85 C, though
-/// not fairly (Vegas' additive steps keep whatever differences the start
-/// left: limits of 23, 1 and 1 at 10x load).
+/// 1.13–1.38 C (constant or varied service times); three keep the origin's
+/// queue at or below 1.75 C, though not fairly (Vegas' additive steps keep
+/// whatever differences the start left, e.g. limits of 24, 1 and 1).
 ///
 /// ```
 /// use edgeshed::limit::adaptive::{Limit, Vegas};
@@ -106,8 +114,8 @@ impl Vegas {
 
     fn on_window(&mut self, window: &Summary, completed: Instant) {
         let no_load = match self.rtt_no_load {
-            Some(known) => known.min(window.min_rtt),
-            None => window.min_rtt,
+            Some(known) => known.min(window.mean_rtt),
+            None => window.mean_rtt,
         };
         self.rtt_no_load = Some(no_load);
         self.windows = self.windows.saturating_add(1);
@@ -130,7 +138,7 @@ impl Vegas {
             } else {
                 1.0
             };
-            let queue = (limit * (1.0 - ratio)).ceil();
+            let queue = limit * (1.0 - ratio);
             // The published thresholds, capped in proportion to the limit.
             let alpha = (3.0 * log).min(limit / 6.0);
             let beta = (6.0 * log).min(limit / 3.0);
@@ -175,7 +183,7 @@ impl Limit for Vegas {
             if sample.started() > probe.since {
                 let len = self.bounds.clamp(self.limit / 2.0).max(3);
                 if let Some(drained) = probe.window.push(sample, len) {
-                    self.rtt_no_load = Some(drained.min_rtt);
+                    self.rtt_no_load = Some(drained.mean_rtt);
                     self.probe = None;
                 }
             }
