@@ -8,8 +8,6 @@ use core::time::Duration;
 pub(crate) struct Summary {
     /// The mean round-trip time.
     pub(crate) mean_rtt: Duration,
-    /// The lowest round-trip time.
-    pub(crate) min_rtt: Duration,
     /// The most calls in flight at the start of any call of the window.
     pub(crate) max_in_flight: usize,
     /// Whether any call of the window was dropped.
@@ -21,7 +19,6 @@ pub(crate) struct Summary {
 pub(crate) struct Window {
     count: u32,
     total: Duration,
-    min_rtt: Option<Duration>,
     max_in_flight: usize,
     dropped: bool,
 }
@@ -32,7 +29,6 @@ impl Window {
     pub(crate) fn push(&mut self, sample: &Sample, len: usize) -> Option<Summary> {
         self.count = self.count.saturating_add(1);
         self.total = self.total.saturating_add(sample.rtt());
-        self.min_rtt = Some(self.min_rtt.map_or(sample.rtt(), |m| m.min(sample.rtt())));
         self.max_in_flight = self.max_in_flight.max(sample.in_flight());
         self.dropped |= sample.dropped();
         if (self.count as usize) < len.max(1) {
@@ -41,7 +37,6 @@ impl Window {
         let done = core::mem::take(self);
         Some(Summary {
             mean_rtt: done.total / done.count.max(1),
-            min_rtt: done.min_rtt.unwrap_or_default(),
             max_in_flight: done.max_in_flight,
             dropped: done.dropped,
         })
