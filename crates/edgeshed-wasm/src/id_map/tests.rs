@@ -24,7 +24,7 @@ fn ids_are_never_handed_out_twice() {
         assert!(id <= MAX_ID);
         live.push_back(id);
         // Bursts that grow and drain, so that slots are reused and cut off.
-        let drain = if round % 500 < 250 { round % 3 == 0 } else { true };
+        let drain = round % 500 >= 250 || round % 3 == 0;
         if drain {
             if let Some(old) = live.pop_front() {
                 assert!(registry.remove(old).is_some());
