@@ -57,7 +57,9 @@ if (!SKIP.has("tower") && (args.includes("--build") || !existsSync(join(ROOT, "b
 const quick = QUICK ? ["--quick"] : [];
 if (!SKIP.has("native")) run("1. native core (edgeshed vs tower)", "cargo", ["bench", "--bench", "core", "--", ...quick]);
 if (!SKIP.has("node")) {
-  run("2. Node.js: Limiter vs p-limit", process.execPath, ["--expose-gc", "benches/node/limiter.bench.mjs", ...quick, "--json", join(out, "node.json")]);
+  // Every peer the Node bench measures (p-queue and cockatiel only when
+  // installed, see benches/node/peers.mjs; tower-on-wasm when built).
+  run("2. Node.js: Limiter vs p-limit, p-queue, cockatiel bulkhead, tower-on-wasm", process.execPath, ["--expose-gc", "benches/node/limiter.bench.mjs", ...quick, "--json", join(out, "node.json")]);
 }
 if (!SKIP.has("size")) run("3. size and start-up", process.execPath, ["benches/size.mjs", ...quick, "--json", join(out, "size.json")]);
 if (!SKIP.has("e2e")) run("4. end to end on workerd", process.execPath, ["benches/e2e/run.mjs", ...quick, "--json", join(out, "e2e.json")]);

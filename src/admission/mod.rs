@@ -203,6 +203,19 @@ impl<C: Clock> Admission<C> {
         }
     }
 
+    /// Whether [`decide`](Self::decide) without a deadline would queue a
+    /// request that found no free permit (rather than reject it): the
+    /// semaphore is open and the policy waits, or its queue has room.
+    pub(crate) fn would_queue(&self) -> bool {
+        let semaphore = &self.shared.semaphore;
+        !semaphore.is_closed()
+            && match self.shared.policy {
+                Policy::Wait => true,
+                Policy::Shed => false,
+                Policy::Queue { max_queue, .. } => max_queue > semaphore.waiters(),
+            }
+    }
+
     /// A snapshot of the limit, the queue and the counters.
     ///
     /// `in_flight`, `queued` and `limit` are read together, under one lock

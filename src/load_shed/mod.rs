@@ -70,10 +70,18 @@
 //! replacing the inner service with a fresh clone, so a rejected instance
 //! never holds or captures capacity. That is why it requires `S: Clone`
 //! (see [`LoadShed`]: box with tower's `BoxCloneService`, not `BoxService`).
+//!
+//! Over edgeshed's own [`ConcurrencyLimit`](crate::limit::ConcurrencyLimit)
+//! (stack 3) nothing is queued in the first place: `LoadShed` asks the limit
+//! right inside it for a non-queuing readiness probe, and a full limit answers
+//! "not ready" without registering a waiter, so there is nothing to withdraw
+//! and no clone is made. That keeps the rejection path as cheap as a failed
+//! `try_acquire`.
 
 mod counter;
 mod future;
 mod layer;
+pub(crate) mod probe;
 mod service;
 
 pub mod error {

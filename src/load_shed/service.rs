@@ -1,5 +1,6 @@
 use super::counter::ShedCounter;
 use super::future::ResponseFuture;
+use super::probe;
 use crate::error::BoxError;
 use core::task::{Context, Poll};
 use tower_service::Service;
@@ -46,6 +47,12 @@ use tower_service::Service;
 /// waiter would capture the next released permit while this instance sits
 /// idle. A `BoxService` is not `Clone`: box with tower's `BoxCloneService`
 /// (or `BoxCloneSyncService`) instead, or put a `Buffer` in front.
+///
+/// edgeshed's own [`ConcurrencyLimit`](crate::limit::ConcurrencyLimit) right
+/// inside a `LoadShed` is never cloned: `LoadShed` asks it for a readiness
+/// probe, and the limit answers "not ready" with nothing queued (no waiter,
+/// no timer, no clone). Any other inner service, or a limit nested deeper
+/// behind a wrapper with state of its own, gets the clone.
 #[derive(Debug)]
 pub struct LoadShed<S> {
     inner: S,
@@ -96,6 +103,16 @@ impl<S> LoadShed<S> {
     }
 }
 
+impl<S: Clone> LoadShed<S> {
+    /// Drops whatever a pending readiness parked, by replacing the inner
+    /// service with a fresh clone. Out of line: the probed path never runs it.
+    #[cold]
+    #[inline(never)]
+    fn withdraw(&mut self) {
+        self.inner = self.inner.clone();
+    }
+}
+
 impl<S, Request> Service<Request> for LoadShed<S>
 where
     S: Service<Request> + Clone,
@@ -107,14 +124,18 @@ where
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        match self.inner.poll_ready(cx) {
+        let (readiness, nothing_parked) = probe::ask(&mut self.inner, |inner| inner.poll_ready(cx));
+        match readiness {
             Poll::Ready(Ok(())) => self.inner_ready = true,
             Poll::Ready(Err(error)) => return Poll::Ready(Err(error.into())),
             Poll::Pending => {
                 // Withdraw the pending readiness (e.g. a queued semaphore
                 // waiter) so that this instance holds nothing while the
-                // request it would have served is rejected.
-                self.inner = self.inner.clone();
+                // request it would have served is rejected — unless the
+                // inner service answered the probe: then nothing is parked.
+                if !nothing_parked {
+                    self.withdraw();
+                }
                 self.inner_ready = false;
             }
         }

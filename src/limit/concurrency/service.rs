@@ -2,6 +2,7 @@ use super::future::{Refusal, ResponseFuture};
 use super::release::{Release, ReleaseOnCompletion};
 use crate::admission::{Admission, AdmitError, Decision, Queued};
 use crate::error::{BoxError, InvalidConfig};
+use crate::load_shed::probe;
 use crate::semaphore::Permit;
 use crate::time::{Clock, NoClock};
 use core::fmt;
@@ -132,6 +133,12 @@ impl<S, C: Clock, M> ConcurrencyLimit<S, C, M> {
         loop {
             match &mut self.state {
                 State::Idle => {
+                    // A `LoadShed` right outside asks for a probe: it will
+                    // reject this request, so queue nothing (no waiter, no
+                    // timer) and let it know.
+                    if probe::answer(&*self, || self.admission.would_queue()) {
+                        return Poll::Pending;
+                    }
                     self.state = match self.admission.decide(None) {
                         Decision::Admitted(permit) => {
                             self.permit = Some(permit);

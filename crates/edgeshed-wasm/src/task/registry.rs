@@ -186,8 +186,15 @@ pub fn live_tasks() -> usize {
     TASKS.with(|tasks| tasks.borrow().len())
 }
 
-/// Test hook: the next task id handed out (to test ids past 2^32).
+/// Test hook: ages the task ids handed out from now on by `generations`
+/// generations of their slots (ids past 2^32 with 256).
 #[cfg(all(test, target_arch = "wasm32"))]
-pub(super) fn set_next_task_id(next: u64) {
-    TASKS.with(|tasks| tasks.borrow_mut().set_next_id(next));
+pub(super) fn skip_task_generations(generations: u32) {
+    TASKS.with(|tasks| tasks.borrow_mut().skip_generations(generations));
+}
+
+/// Test hook: the ids of the live tasks.
+#[cfg(all(test, target_arch = "wasm32"))]
+pub(super) fn live_task_ids() -> Vec<u64> {
+    TASKS.with(|tasks| tasks.borrow().ids())
 }

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::deferred;
-use crate::task::registry::{set_next_task_id, TASKS};
+use crate::task::registry::{live_task_ids, skip_task_generations};
 use crate::task::{live_tasks, spawn, RemoteWake};
 use crate::JsClock;
 use core::time::Duration;
@@ -104,24 +104,25 @@ async fn task_ids_past_2_pow_32_never_replace_a_live_task() {
         .into();
     let permit = admission.try_admit().unwrap();
     // A live task that holds the permit until the gate opens.
+    let before = live_task_ids();
     let first = spawn(async move {
         let value = JsFuture::from(opened).await;
         drop(permit);
         value
     });
-    let first_id = TASKS.with(|tasks| {
-        let tasks = tasks.borrow();
-        (0..=u64::from(u32::MAX)).find(|id| tasks.contains(*id))
-    });
-    let first_id = first_id.expect("the live task's id");
-    // A waiter behind it, and a task whose id is the first one's plus 2^32
-    // (a 32-bit counter would hand out the first task's id again).
+    let first_id = live_task_ids()
+        .into_iter()
+        .find(|id| !before.contains(id))
+        .expect("the live task's id");
+    // A waiter behind it, and tasks whose ids are past 2^32 (a 32-bit id
+    // would alias the first task's).
     let waiting = admission.clone();
     let waiter = spawn(async move {
         let admitted = RemoteWake::new(waiting.admit()).await.is_ok();
         Ok(JsValue::from_bool(admitted))
     });
-    set_next_task_id(first_id + (1 << 32));
+    skip_task_generations(1 << 8);
+    assert!(live_task_ids().contains(&first_id));
     let third = spawn(async { Ok(JsValue::from(3)) });
     assert_eq!(within(&third, 2000.0).await, 3);
     let resolve: js_sys::Function = js_sys::Reflect::get(&gate, &"resolve".into())
