@@ -8,7 +8,9 @@
 // ordering. Not part of the test command.
 //
 //   ./scripts/build-pkg.sh && node benches/adaptive/node-sim.mjs
-//   node benches/adaptive/node-sim.mjs --seconds 20 --load 3 --capacity 16 --latency 50 --seed 1
+//   node benches/adaptive/node-sim.mjs --seconds 20 --load 3 --capacity 16 --latency 50 --sigma 0.25 --seed 1
+// (--sigma: the spread of the origin's log-normal service time; the dashboard's is 0.25;
+//  --lanes vegas,gradient2: only those lanes)
 import { Clock, LimitedLane, LoadGenerator, Origin, rng } from "../../www/sim.js";
 import { percentile } from "../../www/metrics.js";
 
@@ -23,12 +25,14 @@ const LOAD = arg("load", 3); // offered load, × the first phase's capacity
 const CAPACITY = arg("capacity", 16); // origin slots in the first phase
 const LATENCY_MS = arg("latency", 50);
 const SEED = arg("seed", 1);
+const SIGMA = arg("sigma", 0.25);
 // The same for every lane: a small queue (about one origin latency) and a
 // deadline of 5 origin latencies (the drop signal AIMD gets from a queueing origin).
 const POLICY = { maxQueue: 8, queueTimeoutMs: LATENCY_MS, deadlineMs: 5 * LATENCY_MS };
 // Fixed: the edge-sized default (Bounds::EDGE's initial 6), not hand-tuned;
 // the adaptive lanes start there too.
-const LANES = ["fixed", "aimd", "gradient2", "vegas"];
+const lanesArg = process.argv.indexOf("--lanes");
+const LANES = lanesArg > 0 ? process.argv[lanesArg + 1].split(",") : ["fixed", "aimd", "gradient2", "vegas"];
 
 const clock = new Clock(1);
 const phases = [
@@ -38,7 +42,7 @@ const phases = [
 const phaseAt = (ms) => (ms / 1000 < phases[0].to ? 0 : 1);
 
 const lanes = LANES.map((algorithm, i) => {
-  const origin = new Origin({ capacity: CAPACITY, latencyMs: LATENCY_MS, random: rng(SEED * 31 + i), clock });
+  const origin = new Origin({ capacity: CAPACITY, latencyMs: LATENCY_MS, sigma: SIGMA, random: rng(SEED * 31 + i), clock });
   const lane = new LimitedLane({ Limiter, origin, clock, options: { algorithm, maxInFlight: 6, ...POLICY } });
   const perPhase = phases.map(() => ({ latencies: [], limits: [] }));
   // Every completed call's latency, by the phase it completed in.
@@ -91,7 +95,7 @@ for (const l of lanes) l.lane.dispose();
 const f = (x, d = 0) => (x == null ? "–" : x.toFixed(d));
 console.log(
   `Node ${process.version}, pkg/ (wasm Limiter), ${SECONDS} s, offered ${LOAD}× = ${f((LOAD * CAPACITY * 1000) / LATENCY_MS)} req/s, ` +
-    `origin ${CAPACITY} slots × ${LATENCY_MS} ms (then ${CAPACITY / 2}), maxQueue ${POLICY.maxQueue}, queueTimeoutMs ${POLICY.queueTimeoutMs}, deadlineMs ${POLICY.deadlineMs}, seed ${SEED}`,
+    `origin ${CAPACITY} slots × ${LATENCY_MS} ms σ ${SIGMA} (then ${CAPACITY / 2}), maxQueue ${POLICY.maxQueue}, queueTimeoutMs ${POLICY.queueTimeoutMs}, deadlineMs ${POLICY.deadlineMs}, seed ${SEED}`,
 );
 console.log("");
 console.log(`| limit | ${phases.map((p) => `${p.name}: goodput (of capacity) · admitted p99 · settled limit`).join(" | ")} |`);
