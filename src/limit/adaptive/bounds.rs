@@ -91,7 +91,7 @@ impl Bounds {
             return self.min as f64;
         }
         // Not `f64::clamp`: its `min <= max` assertion (always true here)
-        // formats floats, which costs the wasm builds ~15 KiB gzip.
+        // formats floats, which costs the wasm builds ~10 KiB gzip.
         limit.max(self.min as f64).min(self.max as f64)
     }
 }
