@@ -58,9 +58,6 @@ impl Sampler {
     }
 
     /// Feeds the call admitted at `started` to the algorithm, ending now.
-    /// Never inlined: the algorithms would be copied into every caller
-    /// (3 KiB of wasm each).
-    #[inline(never)]
     pub(crate) fn finish(&self, started: Started, dropped: bool) {
         self.controller.finish(started, JsClock.now(), dropped);
     }
