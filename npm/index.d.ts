@@ -1,6 +1,11 @@
 export {
   Limiter,
   LimiterOptions,
+  LimiterPolicyOptions,
+  FixedLimiterOptions,
+  AdaptiveLimiterOptions,
+  AdaptiveOptions,
+  AdaptiveAlgorithm,
   RunOptions,
   SignalledRunOptions,
   LimitedRequestInit,

@@ -7,10 +7,11 @@
 //   ?seed=7               seed of the simulated arrivals and latencies
 //   ?offered=600&capacity=8&latency=50&maxInFlight=8&maxQueue=16&queueTimeoutMs=100&deadlineMs=500&compare=0
 //                         initial knob values
+//   ?algorithm=gradient2  the limit: fixed (default), aimd, gradient2 or vegas
 //
 // Tests read window.__edgeshed (see `hook` below) instead of sleeping.
 import { Clock, LimitedLane, LoadGenerator, Origin, UnboundedLane, rng } from "./sim.js";
-import { SeriesStore } from "./metrics.js";
+import { SeriesStore, recent } from "./metrics.js";
 import { COLORS, LaneView, formatMs } from "./lane.js";
 import { LiveMode } from "./live.js";
 import { KNOBS, knob, limiterOptions, showKnobs } from "./knobs.js";
@@ -63,6 +64,7 @@ class Simulation {
       subtitle: "limiter.run(callOrigin, { deadlineMs }): bounded work, fast 503s.",
       tone: "good",
       counters: COUNTERS,
+      limitChart: { title: "Limit against the origin's capacity", capacityLabel: "origin capacity (slots)" },
     });
     this.unboundedView = new LaneView(this.lanesEl, {
       id: "unbounded",
@@ -150,9 +152,11 @@ class Simulation {
     const record = (lane, store) => {
       const s = lane.stats();
       const lat = lane.latency.summary(t);
+      // The limit and the origin's true capacity: the limiter's lane only.
+      const limits = s.limit === undefined ? {} : { limit: s.limit, capacity: s.capacity };
       store.sample(
         t,
-        { inFlight: s.inFlight, queued: s.queued, p50: lat.p50, p99: lat.p99 },
+        { inFlight: s.inFlight, queued: s.queued, p50: lat.p50, p99: lat.p99, ...limits },
         { offered: s.offered, admitted: s.admitted, completed: s.ok, shed: s.shed + s.queueTimeouts },
       );
       return s;
@@ -171,7 +175,7 @@ class Simulation {
       );
     }
 
-    this.draw(t);
+    this.draw(t, limited);
 
     hook.sim = {
       time: t,
@@ -182,6 +186,8 @@ class Simulation {
       options: limiterOptions(),
       origin: { capacity: knob("capacity"), latencyMs: knob("latency") },
       lanes: { edgeshed: limited, unbounded },
+      // The limit chart's data: the limit and the origin's capacity over the last 60 s.
+      limitSeries: recent(this.limitedStore.store, t - WINDOW_S, ["limit", "capacity"]),
       latency: {
         edgeshed: { p50: last(this.limitedStore.store.p50), p99: last(this.limitedStore.store.p99) },
         unbounded: unbounded ? { p50: last(this.unboundedStore.store.p50), p99: last(this.unboundedStore.store.p99) } : null,
@@ -189,14 +195,17 @@ class Simulation {
     };
   }
 
-  draw(t) {
+  draw(t, limited) {
     const view = { now: t, windowS: WINDOW_S };
     const options = limiterOptions();
+    const adaptive = options.algorithm !== "fixed";
     const capacityRps = (knob("capacity") * 1000) / knob("latency");
     const capacityRef = { value: capacityRps, label: `origin capacity ≈ ${Math.round(capacityRps)}/s`, color: COLORS.capacity };
     const limitedRefs = {
       concurrency: [
-        { value: options.maxInFlight, label: `maxInFlight ${options.maxInFlight}`, color: COLORS.limit },
+        adaptive
+          ? { value: limited.limit, label: `limit ${limited.limit} (${options.algorithm})`, color: COLORS.limit }
+          : { value: options.maxInFlight, label: `maxInFlight ${options.maxInFlight}`, color: COLORS.limit },
         ...(options.maxQueue > 0 ? [{ value: options.maxQueue, label: `maxQueue ${options.maxQueue}`, color: "#b77900" }] : []),
       ],
       throughput: [capacityRef],
@@ -280,6 +289,10 @@ for (const k of Object.values(KNOBS)) {
   });
 }
 $("#compare").addEventListener("change", (event) => simulation?.setCompare(event.target.checked));
+$("#algorithm").addEventListener("change", () => {
+  showKnobs();
+  simulation?.applyKnobs();
+});
 $("#reset").addEventListener("click", () => simulation?.reset());
 
 const startMode = params.get("mode") === "live" || location.hash === "#live" ? "live" : "sim";

@@ -1,5 +1,6 @@
 // The simulation's knobs: their inputs (initial values from the URL, see
-// app.js), their printed values, and the Limiter options they make.
+// app.js), their printed values, and the Limiter options they make. The
+// algorithm selector picks a fixed limit (maxInFlight) or an adaptive one.
 
 const params = new URLSearchParams(location.search);
 const $ = (selector) => document.querySelector(selector);
@@ -22,10 +23,21 @@ for (const [id, knob] of Object.entries(KNOBS)) {
 }
 if (params.has("compare")) $("#compare").checked = params.get("compare") !== "0";
 
+/** The limit algorithm selector: "fixed", "aimd", "gradient2" or "vegas". */
+export const ALGORITHMS = ["fixed", "aimd", "gradient2", "vegas"];
+const algorithmSelect = $("#algorithm");
+if (ALGORITHMS.includes(params.get("algorithm"))) algorithmSelect.value = params.get("algorithm");
+export const algorithm = () => algorithmSelect.value;
+
 export const knob = (id) => Number(KNOBS[id].input.value);
 
+/**
+ * The lane's options: `algorithm` and `maxInFlight` (the fixed limit, or
+ * the adaptive limit's initial value) and the rest of the Limiter's.
+ */
 export function limiterOptions() {
   return {
+    algorithm: algorithm(),
     maxInFlight: knob("maxInFlight"),
     maxQueue: knob("maxQueue"),
     queueTimeoutMs: knob("queueTimeoutMs"),
@@ -35,6 +47,11 @@ export function limiterOptions() {
 
 export function showKnobs() {
   for (const [id, k] of Object.entries(KNOBS)) k.output.textContent = k.format(knob(id));
+  const adaptive = algorithm() !== "fixed";
+  $("#maxInFlight-name").textContent = adaptive ? "initialLimit" : "maxInFlight";
+  $("#algorithm-hint").textContent = adaptive
+    ? `adaptive: { algorithm: "${algorithm()}", initialLimit, minLimit: 1, maxLimit: 64 }. The limit follows the origin's capacity.`
+    : "A fixed maxInFlight: the limit stays where you set it.";
   const capacityRps = (knob("capacity") * 1000) / knob("latency");
   $("#capacity-hint").textContent = `It serves at most ≈ ${Math.round(capacityRps)} req/s (${knob("capacity")} slots × 1000 / ${knob("latency")} ms).`;
   const ratio = knob("offered") / capacityRps;

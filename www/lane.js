@@ -1,5 +1,6 @@
 // One column of the dashboard: a heading, outcome counters, and three
-// charts (concurrency, throughput, latency) drawn from one SeriesStore.
+// charts (concurrency, throughput, latency) drawn from one SeriesStore, plus
+// a fourth (the limit against the origin's capacity) when asked for.
 import { TimeChart } from "./chart.js";
 
 export const COLORS = {
@@ -37,6 +38,8 @@ export function formatCount(value) {
  *   counters: [{ key, label, color, hint }],
  *   throughput: [series keys to show among offered/admitted/completed/shed],
  *   latencyTitle,
+ *   limitChart: { title, capacityLabel } (optional: the `limit` and
+ *     `capacity` series of the store, drawn in a fourth chart),
  * })
  */
 export class LaneView {
@@ -112,6 +115,18 @@ export class LaneView {
         { key: "p99", label: "p99", color: COLORS.p99 },
       ],
     });
+    if (config.limitChart) {
+      this.limit = new TimeChart(charts, {
+        title: config.limitChart.title ?? "Limit against the origin's capacity",
+        yLabel: "requests",
+        unit: "",
+        minYMax: 4,
+        series: [
+          { key: "limit", label: "limit", color: COLORS.limit, width: 2 },
+          { key: "capacity", label: config.limitChart.capacityLabel ?? "origin capacity", color: COLORS.capacity, dash: true },
+        ],
+      });
+    }
     this.el.append(head, counters, charts);
     parent.append(this.el);
   }
@@ -134,6 +149,7 @@ export class LaneView {
       concurrency: this.concurrency.visibleMax(store, view),
       throughput: this.throughput.visibleMax(store, view),
       latency: this.latency.visibleMax(store, view),
+      limit: this.limit?.visibleMax(store, view) ?? 0,
     };
   }
 
@@ -147,6 +163,7 @@ export class LaneView {
     const base = { now: view.now, windowS: view.windowS };
     this.concurrency.draw(store, { ...base, yMax: yMax.concurrency, refs: refs.concurrency });
     this.throughput.draw(store, { ...base, yMax: yMax.throughput, refs: refs.throughput });
+    this.limit?.draw(store, { ...base, yMax: yMax.limit, refs: refs.limit });
     // Latency: seconds once the axis passes 10 s.
     let latMax = yMax.latency ?? this.latency.visibleMax(store, base);
     for (const r of refs.latency ?? []) latMax = Math.max(latMax, r.value);

@@ -1,8 +1,13 @@
 // Live mode: polls the gateway's /__edgeshed/stats through the page server's
-// /gateway/ proxy (scripts/serve-www.mjs), charts the chosen scope, and fires
-// bursts of requests at the gateway through the page server's /__www/burst.
+// /gateway/ proxy (scripts/serve-www.mjs), charts the chosen scope and the
+// current limit of every scope (adaptive limits move), and fires bursts of
+// requests at the gateway through the page server's /__www/burst.
 import { SeriesStore } from "./metrics.js";
 import { COLORS, LaneView, formatMs } from "./lane.js";
+import { TimeChart } from "./chart.js";
+
+// One colour per scope in the limits chart (Okabe-Ito, after the lanes' own).
+const SCOPE_COLORS = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#374151"];
 
 const POLL_MS = 250;
 const FIELDS = ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit"];
@@ -40,6 +45,9 @@ export class LiveMode {
       throughput: ["admitted", "shed"],
       latencyTitle: "Latency of 2xx burst requests",
     });
+    // The current limit of each scope over time: `limit:<scope>` series.
+    this.limitStore = new SeriesStore();
+    this.limitChart = null;
     this.hookState = { ok: false, polls: 0, stats: null, gateway: null, tally: this.tally, bursts: 0, lastBurst: null, scope: this.scope };
     hook.live = this.hookState;
 
@@ -145,6 +153,7 @@ export class LiveMode {
         { admitted: s.admitted, shed: s.shed + s.queueTimeouts },
       );
     }
+    this.limitStore.sample(t, Object.fromEntries(scopes.map(([name, s]) => [`limit:${name}`, s.limit])));
     this.renderTable(scopes);
     this.hookState.stats = stats;
     this.hookState.polls++;
@@ -155,6 +164,22 @@ export class LiveMode {
 
   setScopes(names) {
     this.scopes = names;
+    // The limits chart has one series per scope: made again for new scopes.
+    this.limitChart?.resize.disconnect();
+    this.limitChart?.root.remove();
+    this.limitChart = new TimeChart($("#live-lanes"), {
+      title: "Current limit of each scope",
+      yLabel: "limit",
+      unit: "",
+      minYMax: 4,
+      series: names.map((name, i) => ({
+        key: `limit:${name}`,
+        label: name === "global" ? "global" : `origin ${name}`,
+        color: SCOPE_COLORS[i % SCOPE_COLORS.length],
+        width: 2,
+      })),
+    });
+    this.limitChart.root.id = "live-limits";
     const select = $("#live-scope");
     select.replaceChildren(
       ...names.map((name) => {
@@ -200,8 +225,9 @@ export class LiveMode {
     this.view.draw(store.store, {
       now: this.now,
       windowS: this.windowS,
-      refs: { concurrency: limit ? [{ value: limit, label: `maxInFlight ${limit}`, color: COLORS.limit }] : [] },
+      refs: { concurrency: limit ? [{ value: limit, label: `limit ${limit}`, color: COLORS.limit }] : [] },
     });
+    this.limitChart?.draw(this.limitStore.store, { now: this.now, windowS: this.windowS });
   }
 
   async burst() {

@@ -78,3 +78,12 @@ export class SeriesStore {
     if (hdrop > 64) this.counterHistory = this.counterHistory.slice(hdrop);
   }
 }
+
+/** `{ t, <key>... }`: the samples of a SeriesStore's `store` taken after `from` (seconds). */
+export function recent(store, from, keys) {
+  let first = store.t.length;
+  while (first > 0 && store.t[first - 1] > from) first--;
+  const out = { t: store.t.slice(first) };
+  for (const key of keys) out[key] = (store[key] ?? []).slice(first);
+  return out;
+}

@@ -38,13 +38,16 @@ class Fifo {
 
 /**
  * The simulated origin: `capacity` requests are served at once, each for
- * about `latencyMs` (log-normal, σ 0.25); the rest wait in its FIFO.
+ * about `latencyMs` (log-normal, σ `sigma`, default 0.25); the rest wait in
+ * its FIFO. `setCapacity` changes the slots mid-run (lowered, the requests
+ * being served finish; raised, queued ones start at once).
  * `call(signal)` resolves when the request is served; an aborted signal
  * takes the request out of the FIFO or frees its slot at once.
  */
 export class Origin {
-  constructor({ capacity, latencyMs, random, clock }) {
+  constructor({ capacity, latencyMs, random, clock, sigma = 0.25 }) {
     this.capacity = capacity;
+    this.sigma = sigma;
     this.latencyMs = latencyMs;
     this.random = random;
     this.clock = clock;
@@ -60,7 +63,7 @@ export class Origin {
     const u = 1 - this.random();
     const v = this.random();
     const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
-    const sigma = 0.25;
+    const sigma = this.sigma;
     return this.latencyMs * Math.exp(sigma * z - (sigma * sigma) / 2);
   }
 

@@ -25,11 +25,20 @@ function toRealMs(ms, speed) {
   return Math.max(1, Math.round(ms / speed));
 }
 
+/** `{ maxInFlight }` or `{ adaptive }`: the limit part of a lane's Limiter options. */
+export function limitOption({ algorithm = "fixed", maxInFlight }) {
+  if (algorithm === "fixed") return { maxInFlight };
+  const initialLimit = Math.min(64, Math.max(1, maxInFlight));
+  return { adaptive: { algorithm, initialLimit, minLimit: 1, maxLimit: 64 } };
+}
+
 /**
  * The edgeshed lane: every arrival goes through `limiter.run(work,
  * { deadlineMs })` and the work is a call to its own origin. Changing the
  * limiter's options makes a new Limiter (the old one drains on its own;
- * its counters stay in the totals).
+ * its counters stay in the totals). `options.algorithm` "fixed" makes a
+ * `maxInFlight` limiter; "aimd", "gradient2" or "vegas" an adaptive one
+ * starting at `maxInFlight` (within [1, 64]), whose limit follows the origin.
  */
 export class LimitedLane {
   constructor({ Limiter, origin, options, clock }) {
@@ -49,7 +58,7 @@ export class LimitedLane {
 
   setOptions(options) {
     const speed = this.clock.speed;
-    const limiterOptions = { maxInFlight: options.maxInFlight, maxQueue: options.maxQueue };
+    const limiterOptions = { ...limitOption(options), maxQueue: options.maxQueue };
     if (options.maxQueue > 0) limiterOptions.queueTimeoutMs = toRealMs(options.queueTimeoutMs, speed);
     const key = JSON.stringify(limiterOptions);
     this.options = { ...options };
@@ -138,7 +147,10 @@ export class LimitedLane {
       ok: this.ok,
       deadline: this.deadline,
       errors: this.errors,
-      limit: this.options.maxInFlight,
+      // The current limit (an adaptive one moves), and the origin's slots.
+      limit: now.limit,
+      algorithm: this.options.algorithm ?? "fixed",
+      capacity: this.origin.capacity,
       maxQueue: this.options.maxQueue,
       // The largest values seen under the current options (the previous
       // limiter, if any, may still be draining): in flight and queued as the

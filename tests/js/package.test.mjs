@@ -615,11 +615,17 @@ describe("TypeScript declarations", () => {
     for (const file of ["index.d.ts", "edgeshed.d.ts"]) assert.ok(manifest.files.includes(file), `${file} ships`);
     const index = readFileSync(join(PKG, "index.d.ts"), "utf8");
     const dts = readFileSync(join(PKG, "edgeshed.d.ts"), "utf8");
-    for (const name of ["Limiter", "LimiterOptions", "RunOptions", "LimiterStats", "OverloadedError", "DeadlineError"]) {
+    for (const name of [
+      "Limiter", "LimiterOptions", "AdaptiveOptions", "AdaptiveAlgorithm", "RunOptions", "LimiterStats",
+      "OverloadedError", "DeadlineError",
+    ]) {
       assert.match(index, new RegExp(`\\b${name}\\b`), `index.d.ts re-exports ${name}`);
     }
     assert.match(dts, /export class Limiter\b/);
-    for (const name of ["LimiterOptions", "RunOptions", "LimiterStats"]) {
+    assert.match(dts, /setLimit\(limit: number\): void;/);
+    // Exactly one of maxInFlight and adaptive: a union of the two kinds.
+    assert.match(dts, /export type LimiterOptions = FixedLimiterOptions \| AdaptiveLimiterOptions;/);
+    for (const name of ["FixedLimiterOptions", "AdaptiveLimiterOptions", "AdaptiveOptions", "RunOptions", "LimiterStats"]) {
       assert.match(dts, new RegExp(`export interface ${name}\\b`));
     }
     for (const key of ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit"]) {

@@ -130,6 +130,17 @@ describe("dashboard: live mode against the worker in workerd", () => {
     const charts = await chartsDrawn(page);
     assert.equal(charts.length, 3);
     for (const c of charts) assert.ok(c.inked > 500, JSON.stringify(c));
+    // The current limit of every scope, charted from /__edgeshed/stats.
+    const limits = await page.textContent("#live-limits .legend");
+    assert.match(limits, /global\s*64.*origin users\s*6.*origin recs\s*2/);
+    const inked = await page.evaluate(() => {
+      const canvas = document.querySelector("#live-limits canvas");
+      const { data } = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height);
+      let n = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
+      return n;
+    });
+    assert.ok(inked > 500, `the limits chart is drawn: ${inked}`);
     assert.ok(users.peak <= 6, `the users origin saw at most 6 at once, saw ${users.peak}`);
 
     await screenshot(page, "live-burst-1280x800");

@@ -52,12 +52,14 @@ describe("dashboard: simulation mode", () => {
     assert.deepEqual([...new Set(origins)], [new URL(www.url).origin]);
     assert.equal(await page.evaluate(() => document.querySelector("#load-error").hidden), true);
 
-    // Six charts (two lanes), each with labelled axes drawn on a canvas and a legend.
+    // Seven charts (the limiter's lane has the limit chart too), each with
+    // labelled axes drawn on a canvas and a legend.
     const charts = await chartsDrawn(page);
-    assert.equal(charts.length, 6);
+    assert.equal(charts.length, 7);
     for (const c of charts) assert.ok(c.width > 0 && c.inked > 500, JSON.stringify(c));
     const legends = await page.locator("#lane-edgeshed .legend").allTextContents();
-    assert.equal(legends.length, 3);
+    assert.equal(legends.length, 4);
+    assert.match(legends[3], /limit\s*8.*origin capacity \(slots\)\s*8/);
     assert.match(legends[0], /in flight.*queued/);
     assert.match(legends[1], /offered.*admitted.*completed.*shed \(503\)/);
     assert.match(legends[2], /p50.*ms.*p99.*ms/);
@@ -116,6 +118,62 @@ describe("dashboard: simulation mode", () => {
     await page.setViewportSize(NARROW);
     await until(page, (n) => window.__edgeshed.sim.samples > n + 2, state.samples, { what: "a redraw" });
     await screenshot(page, "sim-overload-390x844", { fullPage: true });
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test("the algorithm selector builds an adaptive Limiter whose charted limit follows the origin's capacity knob", T, async () => {
+    const page = await openPage(browser, WIDE);
+    // 16 slots × 1000 / 50 ms = 320 req/s; 900 req/s is ~3× that.
+    await load(page, `${www.url}?compare=0&offered=900&capacity=16&maxInFlight=6&algorithm=gradient2`);
+    assert.equal(await page.inputValue("#algorithm"), "gradient2");
+    assert.equal(await page.textContent("#maxInFlight-name"), "initialLimit");
+    assert.match(await page.textContent("#algorithm-hint"), /adaptive: \{ algorithm: "gradient2"/);
+    let state = await page.evaluate(() => window.__edgeshed.sim);
+    assert.equal(state.options.algorithm, "gradient2");
+    assert.equal(state.lanes.edgeshed.algorithm, "gradient2");
+
+    // From its initial 6 the limit climbs towards the 16 slots.
+    const high = await until(page, () => window.__edgeshed.sim.lanes.edgeshed.limit >= 12 && window.__edgeshed.sim.lanes.edgeshed.limit, null, {
+      what: "the adaptive limit to rise above 12",
+      timeout: 30_000,
+    });
+    state = await page.evaluate(() => window.__edgeshed.sim);
+    const series = state.limitSeries;
+    assert.ok(series.limit.length === series.t.length && series.limit.length >= 3, JSON.stringify(series));
+    assert.ok(Math.min(...series.limit.filter((v) => v != null)) <= 8, `the chart starts near 6: ${series.limit}`);
+    assert.ok(series.capacity.every((v) => v === 16 || v == null), `capacity 16 all along: ${series.capacity}`);
+
+    // The origin's capacity drops to 4 mid-run: the limit follows it down.
+    await page.locator("#capacity").fill("4");
+    await until(page, () => window.__edgeshed.sim.lanes.edgeshed.capacity === 4, null, { what: "the origin at 4 slots" });
+    const low = await until(page, (h) => window.__edgeshed.sim.lanes.edgeshed.limit <= 8 && window.__edgeshed.sim.lanes.edgeshed.limit < h && window.__edgeshed.sim.lanes.edgeshed.limit, high, {
+      what: "the adaptive limit to fall with the capacity",
+      timeout: 30_000,
+    });
+    assert.ok(low < high, `${low} < ${high}`);
+    state = await page.evaluate(() => window.__edgeshed.sim);
+    assert.equal(state.limitSeries.capacity.at(-1), 4, "the chart's capacity line moved to 4");
+    const legends = await page.locator("#lane-edgeshed .legend").allTextContents();
+    assert.match(legends[3], /limit\s*\d+.*origin capacity \(slots\)\s*4/);
+    const charts = await chartsDrawn(page);
+    assert.equal(charts.length, 4);
+    for (const c of charts) assert.ok(c.inked > 500, JSON.stringify(c));
+    assert.equal(state.lanes.edgeshed.errors, 0);
+    await screenshot(page, "sim-adaptive-1280x800");
+
+    // Back to a fixed limit: maxInFlight again, and the chart shows it flat.
+    await page.locator("#algorithm").selectOption("fixed");
+    await until(page, () => window.__edgeshed.sim.lanes.edgeshed.algorithm === "fixed", null, { what: "a fixed limiter" });
+    state = await page.evaluate(() => window.__edgeshed.sim);
+    assert.equal(state.lanes.edgeshed.limit, 6);
+    assert.equal(await page.textContent("#maxInFlight-name"), "maxInFlight");
+    for (const algorithm of ["aimd", "vegas"]) {
+      await page.locator("#algorithm").selectOption(algorithm);
+      await until(page, (a) => window.__edgeshed.sim.lanes.edgeshed.algorithm === a && window.__edgeshed.sim.options.algorithm === a, algorithm, {
+        what: `an ${algorithm} limiter`,
+      });
+    }
     assert.deepEqual(page.problems, []);
     await page.close();
   });

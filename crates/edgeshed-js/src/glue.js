@@ -48,12 +48,24 @@ export function errorWithStatus(name, message, status) {
 }
 
 // --- src/call/run.rs ---
+// `release(id, dropped)` returns a call's slot; for an adaptive limiter it
+// also samples the call, `dropped` saying whether it ended in an overload
+// (a fixed limiter's release ignores it).
 export function releaseWhenSettled(value, id, release) {
   try {
-    return Promise.resolve(value).finally(() => release(id));
+    return Promise.resolve(value).then(
+      (fulfilled) => {
+        release(id, false);
+        return fulfilled;
+      },
+      (reason) => {
+        release(id, isDrop(reason));
+        throw reason;
+      },
+    );
   } catch (error) {
     // A promise whose `constructor` getter throws: never leak the slot.
-    release(id);
+    release(id, false);
     return Promise.reject(error);
   }
 }
@@ -63,20 +75,33 @@ export function settleHolding(value, id, release, resolve, reject) {
   try {
     promise = Promise.resolve(value);
   } catch (error) {
-    release(id);
+    release(id, false);
     reject(error);
     return;
   }
   promise.then(
     (fulfilled) => {
-      release(id);
+      release(id, false);
       resolve(fulfilled);
     },
     (reason) => {
-      release(id);
+      release(id, isDrop(reason));
       reject(reason);
     },
   );
+}
+
+// --- src/sampling.rs ---
+// A drop, for an adaptive limit: an overload answer (a rejection or a
+// Response whose `status` is 503 or 429) or a DeadlineError (any copy of
+// the class: by name).
+export function isDrop(value) {
+  try {
+    const status = value?.status;
+    return status === 503 || status === 429 || value?.name === "DeadlineError";
+  } catch {
+    return false;
+  }
 }
 
 // --- src/bodies.rs ---
@@ -223,36 +248,6 @@ export function withSignal(init, signal) {
   return Object.assign({}, init ?? {}, { signal: combined });
 }
 
-
-// --- src/options.rs ---
-export function describeValue(value) {
-  if (value === null) return "null";
-  if (typeof value === "number") return String(value);
-  return typeof value;
-}
-export function nearMissKey(object, key) {
-  let keys;
-  try {
-    keys = Object.keys(object);
-  } catch {
-    return undefined;
-  }
-  const wanted = key.toLowerCase();
-  return keys.find((k) => k !== key && editDistanceAtMost2(k.toLowerCase(), wanted));
-}
-// Levenshtein distance <= 2 (a typo), one row at a time.
-function editDistanceAtMost2(a, b) {
-  if (Math.abs(a.length - b.length) > 2) return false;
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    row = next;
-  }
-  return row[b.length] <= 2;
-}
 
 // --- src/call/mod.rs ---
 export function releaseOnSettle(value, id, release) {

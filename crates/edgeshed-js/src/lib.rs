@@ -5,7 +5,8 @@
 //!
 //! A thin layer over [`Admission`](edgeshed::admission::Admission): option
 //! validation, abort signals, the contract's errors, and a `fetch` whose
-//! permit lives as long as its body. Futures run on
+//! permit lives as long as its body, and an adaptive limit fed with every
+//! call (`sampling.rs`). Futures run on
 //! [edgeshed-wasm](edgeshed_wasm)'s executor.
 
 mod bodies;
@@ -14,6 +15,7 @@ mod counters;
 mod errors;
 mod limiter;
 mod options;
+mod sampling;
 mod typescript;
 
 pub use limiter::Limiter;

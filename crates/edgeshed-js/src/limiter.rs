@@ -1,8 +1,11 @@
 //! The `Limiter` class exported to JavaScript.
 
 use crate::counters::CallCounters;
-use crate::options::limiter_options;
+use crate::errors::type_error;
+use crate::options::{checked_limit, limiter_options, LimitOption};
+use crate::sampling::Sampler;
 use edgeshed::admission::Admission;
+use edgeshed::limit::adaptive::Limit;
 use edgeshed_wasm::clock::JsClock;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -18,19 +21,46 @@ pub struct Limiter {
 
 #[wasm_bindgen]
 impl Limiter {
-    /// `new Limiter({ maxInFlight, maxQueue, queueTimeoutMs, bodyTimeoutMs })`;
-    /// throws a `TypeError`/`RangeError` naming the invalid option.
+    /// `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs,
+    /// bodyTimeoutMs })`; throws a `TypeError`/`RangeError` naming the
+    /// invalid option.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Limiter, JsValue> {
         let options = limiter_options(&options)?;
+        let initial = match &options.limit {
+            LimitOption::Fixed(max_in_flight) => *max_in_flight,
+            LimitOption::Adaptive(algorithm) => algorithm.limit(),
+        };
         // `limiter_options` refuses what the core refuses; a refusal here is
         // reported the same way, naming the parameter.
-        let admission = Admission::new(options.max_in_flight, options.policy, JsClock)
+        let admission = Admission::new(initial, options.policy, JsClock)
             .map_err(|error| crate::errors::range_error(&error.to_string()))?;
+        let sampler = match options.limit {
+            LimitOption::Fixed(_) => None,
+            LimitOption::Adaptive(algorithm) => {
+                Some(Sampler::new(algorithm, admission.semaphore().clone()))
+            }
+        };
         Ok(Self {
             admission,
-            counters: Rc::new(CallCounters::new(options.body_timeout_ms)),
+            counters: Rc::new(CallCounters::new(options.body_timeout_ms, sampler)),
         })
+    }
+
+    /// `limiter.setLimit(n)`: a fixed limiter's new limit (an integer from 1
+    /// to 1,000,000). Raising it admits queued calls at once; lowering it
+    /// never interrupts running calls (no new call is admitted until fewer
+    /// than `n` run). An adaptive limiter refuses: its algorithm sets it.
+    #[wasm_bindgen(js_name = setLimit)]
+    pub fn set_limit(&self, limit: JsValue) -> Result<(), JsValue> {
+        if self.counters.sampler.is_some() {
+            return Err(type_error(
+                "setLimit: this limiter's limit is managed by its adaptive algorithm (options.adaptive); setLimit changes the limit of a limiter made with options.maxInFlight",
+            ));
+        }
+        let limit = checked_limit(&limit)?;
+        self.admission.semaphore().set_limit(limit as usize);
+        Ok(())
     }
 
     /// Runs `task` once admitted; see the TypeScript declaration.

@@ -1,28 +1,31 @@
-//! Validation of the options JavaScript passes in. Every refusal names the
-//! option and what was wrong with it; nothing a caller passes can trap.
+//! The options JavaScript passes in, validated by `options.js` (every
+//! refusal a `TypeError`/`RangeError` naming the option) and turned into the
+//! core's types here. Nothing a caller passes can trap.
 
-use crate::errors::{range_error, type_error};
 use core::time::Duration;
 use edgeshed::admission::Policy;
+use edgeshed::limit::adaptive::{AnyLimit, Bounds};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
-/// The largest `maxInFlight` / `maxQueue` accepted.
-const MAX_COUNT: f64 = 1_000_000.0;
-/// The largest millisecond value: what `setTimeout` accepts (2^31 - 1).
-const MAX_MILLIS: f64 = 2_147_483_647.0;
-
-/// `bodyTimeoutMs` when not given: 30 s.
-const DEFAULT_BODY_TIMEOUT_MS: f64 = 30_000.0;
-
 /// Validated `new Limiter(options)` options.
 #[derive(Debug)]
 pub(crate) struct LimiterOptions {
-    pub(crate) max_in_flight: usize,
+    /// `maxInFlight` or `adaptive`.
+    pub(crate) limit: LimitOption,
     pub(crate) policy: Policy,
     /// The longest a `fetch` response body may sit idle holding its slot.
     pub(crate) body_timeout_ms: u32,
+}
+
+/// How a limiter's limit is set: exactly one of `maxInFlight` and `adaptive`.
+#[derive(Debug)]
+pub(crate) enum LimitOption {
+    /// `maxInFlight`: a fixed limit (`setLimit` may change it).
+    Fixed(usize),
+    /// `adaptive`: the algorithm, with its bounds, that moves the limit.
+    Adaptive(AnyLimit),
 }
 
 /// Validated per-call options of `run` (and the edgeshed keys of `fetch`'s `init`).
@@ -32,125 +35,64 @@ pub(crate) struct CallOptions {
     pub(crate) deadline: Option<Duration>,
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/glue.js")]
+#[wasm_bindgen(module = "/src/options.js")]
 extern "C" {
-    /// `"null"`, a number as JavaScript prints it, or the value's `typeof`
-    /// (printing numbers in JavaScript keeps float formatting out of the wasm).
-    #[wasm_bindgen(js_name = describeValue)]
-    fn describe(value: &JsValue) -> String;
+    /// `[maxInFlight, algorithm, initialLimit, minLimit, maxLimit, maxQueue,
+    /// queueTimeoutMs, bodyTimeoutMs]`, validated (see options.js); the
+    /// algorithm is an index into [`AnyLimit::NAMES`], -1 for a fixed limit.
+    #[wasm_bindgen(js_name = limiterOptions, catch)]
+    fn limiter_options_js(options: &JsValue) -> Result<Vec<f64>, JsValue>;
 
-    /// The first own key of `object` that is a near miss of `key` (the
-    /// same but for case, or at most two edits away) without being `key`.
-    #[wasm_bindgen(js_name = nearMissKey)]
-    fn near_miss_key(object: &JsValue, key: &str) -> Option<String>;
+    /// The validated `signal` of call options (undefined when none); keeps
+    /// their `deadlineMs` for [`call_deadline`].
+    #[wasm_bindgen(js_name = callSignal, catch)]
+    fn call_signal(object: &JsValue, what: &str, strict: bool) -> Result<JsValue, JsValue>;
+
+    /// The `deadlineMs` read by the last [`call_signal`], -1 for none.
+    #[wasm_bindgen(js_name = callDeadline)]
+    fn call_deadline() -> f64;
+
+    /// `setLimit`'s argument, validated: an integer from 1 to 1,000,000.
+    #[wasm_bindgen(js_name = checkedLimit, catch)]
+    pub(crate) fn checked_limit(limit: &JsValue) -> Result<f64, JsValue>;
 }
 
-/// Reads `object[key]`, turning a throwing getter into a `TypeError`.
-fn get(object: &JsValue, key: &str, what: &str) -> Result<JsValue, JsValue> {
-    js_sys::Reflect::get(object, &JsValue::from_str(key))
-        .map_err(|_| type_error(&format!("{what}.{key} could not be read")))
-}
-
-/// An optional integer option within `[min, max]`.
-fn integer(
-    object: &JsValue,
-    key: &str,
-    what: &str,
-    min: f64,
-    max: f64,
-) -> Result<Option<f64>, JsValue> {
-    let value = get(object, key, what)?;
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    let Some(number) = value.as_f64() else {
-        return Err(type_error(&format!(
-            "{what}.{key} must be a number, got {}",
-            describe(&value)
-        )));
-    };
-    if !number.is_finite() || number.fract() != 0.0 || number < min || number > max {
-        return Err(range_error(&format!(
-            "{what}.{key} must be an integer from {} to {}, got {}",
-            min as u64,
-            max as u64,
-            describe(&value)
-        )));
-    }
-    Ok(Some(number))
-}
-
-/// Rejects keys other than `known` (they are usually typos such as `maxInflight`).
-fn reject_unknown_keys(object: &JsValue, known: &[&str], what: &str) -> Result<(), JsValue> {
-    let Some(object) = object.dyn_ref::<js_sys::Object>() else {
-        return Ok(());
-    };
-    for key in js_sys::Object::keys(object).iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !known.contains(&key.as_str()) {
-            return Err(type_error(&format!(
-                "{what}.{key} is not a known option (expected one of: {})",
-                known.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn require_object(value: &JsValue, what: &str) -> Result<(), JsValue> {
-    if value.is_object() && !value.is_function() {
-        Ok(())
-    } else {
-        Err(type_error(&format!(
-            "{what} must be an object, got {}",
-            describe(value)
-        )))
-    }
-}
-
-/// Parses `new Limiter({ maxInFlight, maxQueue, queueTimeoutMs, bodyTimeoutMs })`.
+/// Parses `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs, bodyTimeoutMs })`.
 pub(crate) fn limiter_options(options: &JsValue) -> Result<LimiterOptions, JsValue> {
-    const WHAT: &str = "options";
-    require_object(options, WHAT)?;
-    reject_unknown_keys(
-        options,
-        &["maxInFlight", "maxQueue", "queueTimeoutMs", "bodyTimeoutMs"],
-        WHAT,
-    )?;
-    let max_in_flight = integer(options, "maxInFlight", WHAT, 1.0, MAX_COUNT)?
-        .ok_or_else(|| type_error("options.maxInFlight is required"))?;
-    let max_queue = integer(options, "maxQueue", WHAT, 0.0, MAX_COUNT)?.unwrap_or(0.0);
-    let queue_timeout = integer(options, "queueTimeoutMs", WHAT, 0.0, MAX_MILLIS)?;
-    let body_timeout = integer(options, "bodyTimeoutMs", WHAT, 1.0, MAX_MILLIS)?
-        .unwrap_or(DEFAULT_BODY_TIMEOUT_MS);
-    let policy = match (max_queue as usize, queue_timeout) {
-        (0, _) => Policy::Shed,
-        (_, None) => {
-            return Err(type_error(
-                "options.queueTimeoutMs is required when options.maxQueue > 0 (every wait must be bounded)",
-            ))
+    let values = limiter_options_js(options)?;
+    let at = |index: usize| values.get(index).copied().unwrap_or(0.0);
+    // A fixed limit's -1 saturates to 0 in the cast: the sign decides.
+    let algorithm = (at(1) >= 0.0)
+        .then(|| AnyLimit::NAMES.get(at(1) as usize))
+        .flatten();
+    let limit = match algorithm {
+        Some(name) => {
+            // options.js checked the bounds in the options' own names.
+            let bounds = Bounds::new(at(2) as usize, at(3) as usize, at(4) as usize)
+                .map_err(|error| crate::errors::range_error(&error.to_string()))?;
+            let algorithm = AnyLimit::named(name, bounds)
+                .map_err(|error| crate::errors::type_error(&error.to_string()))?;
+            LimitOption::Adaptive(algorithm)
         }
-        (_, Some(timeout)) if timeout < 1.0 => {
-            return Err(range_error(
-                "options.queueTimeoutMs must be at least 1 when options.maxQueue > 0",
-            ))
-        }
-        (max_queue, Some(timeout)) => Policy::Queue {
+        None => LimitOption::Fixed(at(0) as usize),
+    };
+    let policy = match at(5) as usize {
+        0 => Policy::Shed,
+        max_queue => Policy::Queue {
             max_queue,
-            timeout: Duration::from_millis(timeout as u64),
+            timeout: Duration::from_millis(at(6) as u64),
         },
     };
     Ok(LimiterOptions {
-        max_in_flight: max_in_flight as usize,
+        limit,
         policy,
-        body_timeout_ms: body_timeout as u32,
+        body_timeout_ms: at(7) as u32,
     })
 }
 
 /// Reads `signal` and `deadlineMs` from `object`. With `strict`, other keys
-/// are refused (`run`'s options); without, they are left for `fetch`, except
-/// near misses of `deadlineMs` (`deadlineMS`, `deadline`, `deadlineMs ` ...),
-/// which `fetch` would ignore silently: those are refused too.
+/// are refused (`run`'s options); without, they are left for `fetch` (near
+/// misses of `deadlineMs` are refused all the same: see options.js).
 pub(crate) fn call_options(
     object: &JsValue,
     what: &str,
@@ -159,26 +101,11 @@ pub(crate) fn call_options(
     if object.is_undefined() || object.is_null() {
         return Ok(CallOptions::default());
     }
-    require_object(object, what)?;
-    if strict {
-        reject_unknown_keys(object, &["signal", "deadlineMs"], what)?;
-    } else if let Some(typo) = near_miss_key(object, "deadlineMs") {
-        return Err(type_error(&format!(
-            "{what}.{typo} is not an option: did you mean {what}.deadlineMs?"
-        )));
-    }
-    let signal = get(object, "signal", what)?;
-    let signal = if signal.is_undefined() || signal.is_null() {
-        None
-    } else {
-        Some(signal.dyn_into::<AbortSignal>().map_err(|other| {
-            type_error(&format!(
-                "{what}.signal must be an AbortSignal, got {}",
-                describe(&other)
-            ))
-        })?)
-    };
-    let deadline = integer(object, "deadlineMs", what, 0.0, MAX_MILLIS)?
-        .map(|millis| Duration::from_millis(millis as u64));
-    Ok(CallOptions { signal, deadline })
+    let signal = call_signal(object, what, strict)?;
+    let deadline = call_deadline();
+    Ok(CallOptions {
+        // `callSignal` checked that it is an AbortSignal.
+        signal: (!signal.is_undefined()).then(|| signal.unchecked_into()),
+        deadline: (deadline >= 0.0).then(|| Duration::from_millis(deadline as u64)),
+    })
 }

@@ -6,10 +6,8 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &'static str = r#"
-/** Options of `new Limiter(options)`. All values are integers. */
-export interface LimiterOptions {
-  /** Most calls running at once (1 to 1,000,000). */
-  maxInFlight: number;
+/** The options of `new Limiter(options)` besides its limit. All values are integers. */
+export interface LimiterPolicyOptions {
   /** Most calls waiting for a slot (0 to 1,000,000; default 0 = shed at once when full). */
   maxQueue?: number | undefined;
   /** Longest wait in the queue, in ms (required when `maxQueue > 0`). */
@@ -21,6 +19,46 @@ export interface LimiterOptions {
    * with a `DeadlineError`) and the slot freed, counted in `bodyTimeouts`.
    */
   bodyTimeoutMs?: number | undefined;
+}
+
+/** A fixed limit: `maxInFlight` (changed at run time with `setLimit`). */
+export interface FixedLimiterOptions extends LimiterPolicyOptions {
+  /** Most calls running at once (1 to 1,000,000). */
+  maxInFlight: number;
+  adaptive?: undefined;
+}
+
+/** An adaptive limit: the algorithm moves it within its bounds. */
+export interface AdaptiveLimiterOptions extends LimiterPolicyOptions {
+  adaptive: AdaptiveOptions;
+  maxInFlight?: undefined;
+}
+
+/** Options of `new Limiter(options)`: exactly one of `maxInFlight` and `adaptive`. */
+export type LimiterOptions = FixedLimiterOptions | AdaptiveLimiterOptions;
+
+/**
+ * The adaptive algorithms: `"aimd"` backs off on drops (503/429 answers,
+ * deadlines, network failures), `"gradient2"` (Netflix) and `"vegas"` on
+ * rising latency.
+ */
+export type AdaptiveAlgorithm = "aimd" | "gradient2" | "vegas";
+
+/**
+ * `options.adaptive`. Every call is a sample: `run` from admission until `fn`
+ * settles (a drop: a rejection whose `status` is 503 or 429, or a
+ * `DeadlineError`), `fetch` until the response headers (a drop: a 503/429
+ * answer, a network failure or the deadline). Calls aborted by their caller
+ * are not sampled. Limits are integers from 1 to 1,000,000.
+ */
+export interface AdaptiveOptions {
+  algorithm: AdaptiveAlgorithm;
+  /** The limit before any sample (default 6, moved into `[minLimit, maxLimit]`). */
+  initialLimit?: number | undefined;
+  /** The lowest the limit goes (default 1). */
+  minLimit?: number | undefined;
+  /** The highest the limit goes (default 64). */
+  maxLimit?: number | undefined;
 }
 
 /** Per-call options of `Limiter.run`. */
@@ -62,14 +100,14 @@ export interface LimiterStats {
   heldBodies: number;
   /** `fetch` bodies cancelled after sitting idle for `bodyTimeoutMs`. */
   bodyTimeouts: number;
-  /** `maxInFlight`. */
+  /** The current limit: `maxInFlight` (or the last `setLimit`), or the adaptive algorithm's. */
   limit: number;
 }
 
 /**
- * Admission control for async work: at most `maxInFlight` calls at once, at
- * most `maxQueue` more waiting (each at most `queueTimeoutMs`), the rest
- * rejected at once with an `OverloadedError`.
+ * Admission control for async work: at most `maxInFlight` calls at once (or
+ * an adaptive limit), at most `maxQueue` more waiting (each at most
+ * `queueTimeoutMs`), the rest rejected at once with an `OverloadedError`.
  */
 export class Limiter {
   /** @throws {TypeError | RangeError} naming the invalid option. */
@@ -94,6 +132,14 @@ export class Limiter {
   fetch(input: RequestInfo | URL, init?: LimitedRequestInit): Promise<Response>;
   /** Current state and counters. */
   stats(): LimiterStats;
+  /**
+   * Changes a fixed limiter's limit (an integer from 1 to 1,000,000). Raising
+   * it admits queued calls at once; lowering it never interrupts running
+   * calls: no new call is admitted until fewer than `limit` run.
+   * @throws {RangeError | TypeError} naming `limit` when it is invalid.
+   * @throws {TypeError} on an adaptive limiter (its algorithm sets the limit).
+   */
+  setLimit(limit: number): void;
   /** Frees the wasm memory of this limiter (calls still running keep their slot). */
   free(): void;
 }

@@ -82,7 +82,7 @@ impl Bounds {
             return self.max;
         }
         // In range, so the cast neither truncates nor saturates.
-        (limit as usize).clamp(self.min, self.max)
+        (limit as usize).max(self.min).min(self.max)
     }
 
     /// A real-valued limit kept within `[min, max]` without rounding.
@@ -90,7 +90,9 @@ impl Bounds {
         if limit.is_nan() {
             return self.min as f64;
         }
-        limit.clamp(self.min as f64, self.max as f64)
+        // Not `f64::clamp`: its `min <= max` assertion (always true here)
+        // formats floats, which costs the wasm builds ~10 KiB gzip.
+        limit.max(self.min as f64).min(self.max as f64)
     }
 }
 

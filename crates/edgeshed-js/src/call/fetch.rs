@@ -6,8 +6,10 @@ use crate::bodies::with_signal;
 use crate::counters::CallCounters;
 use crate::errors::deadline as deadline_error;
 use crate::options::call_options;
+use crate::sampling::{is_drop, Running};
 use edgeshed::admission::Admission;
 use edgeshed::time::Clock;
+use edgeshed_wasm::abort::abort_reason;
 use edgeshed_wasm::clock::JsClock;
 use edgeshed_wasm::fetch::global_fetch;
 use edgeshed_wasm::race::or_never;
@@ -30,7 +32,10 @@ pub(crate) fn fetch(
         let deadline = deadline_of(&options);
         let admitting = start_admission(admission, deadline, options.signal.as_ref())?;
         Ok(async move {
-            let permit = finish_admission(admitting, options.signal).await?;
+            let signal = options.signal;
+            let permit = finish_admission(admitting, signal.clone()).await?;
+            // Sampled until the response headers (see sampling.rs).
+            let running = Running::new(permit, counters.sampler.as_ref());
             let controller = deadline.map(|_| AbortController::new()).transpose()?;
             let init = match &controller {
                 Some(controller) => with_signal(&init, &controller.signal())?,
@@ -41,9 +46,20 @@ pub(crate) fn fetch(
             let pending = global_fetch(&input, &init)?;
             let timer = or_never(deadline.map(|at| JsClock.sleep_until(at)));
             match select(Settled::new(&pending), timer).await {
-                Either::Left((Ok(response), _)) => counters.bodies.hold(&response, permit),
-                Either::Left((Err(error), _)) => Err(error),
+                Either::Left((Ok(response), _)) => {
+                    let permit = running.sample(|| is_drop(&response));
+                    counters.bodies.hold(&response, permit)
+                }
+                Either::Left((Err(error), _)) => {
+                    // A network failure is a drop; the caller's abort is no sample.
+                    let aborted = signal.is_some_and(|s| !abort_reason(&s).is_undefined());
+                    if !aborted {
+                        drop(running.sample(|| true));
+                    }
+                    Err(error)
+                }
                 Either::Right(((), _)) => {
+                    let permit = running.sample(|| true);
                     CallCounters::bump(&counters.expired_running);
                     let error = deadline_error();
                     if let Some(controller) = controller {

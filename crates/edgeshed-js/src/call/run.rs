@@ -4,8 +4,8 @@ use super::{abandon, deadline_of, finish_admission, start_admission, Admitting};
 use crate::counters::CallCounters;
 use crate::errors::{deadline as deadline_error, type_error};
 use crate::options::{call_options, CallOptions};
+use crate::sampling::{is_drop, Running};
 use edgeshed::admission::Admission;
-use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::abort::Aborted;
 use edgeshed_wasm::clock::JsClock;
@@ -20,12 +20,13 @@ use web_sys::AbortController;
 
 #[wasm_bindgen(module = "/src/glue.js")]
 extern "C" {
-    /// `Promise.resolve(value).finally(() => release(id))`; `release(id)`
-    /// runs at once and the promise rejects if `Promise.resolve` throws.
+    /// `Promise.resolve(value)`, calling `release(id, dropped)` when it
+    /// settles (`dropped`: glue.js `isDrop` of a rejection); `release` runs
+    /// at once and the promise rejects if `Promise.resolve` throws.
     #[wasm_bindgen(js_name = releaseWhenSettled)]
     fn release_when_settled(value: &JsValue, id: f64, release: &JsValue) -> js_sys::Promise;
-    /// Once `value` settles: `release(id)`, then `resolve` or `reject` with
-    /// its outcome (at once, rejecting, if `Promise.resolve` throws).
+    /// Once `value` settles: `release(id, dropped)` as above, then `resolve`
+    /// or `reject` with its outcome (at once, rejecting, if `Promise.resolve` throws).
     #[wasm_bindgen(js_name = settleHolding)]
     fn settle_holding(
         value: &JsValue,
@@ -60,7 +61,7 @@ pub(crate) fn run(
         // The common case, admitted at once with nothing to race: no task,
         // no executor.
         Admitting::Admitted(permit) if deadline.is_none() && options.signal.is_none() => {
-            call_holding(&task, permit)
+            call_holding(&task, Running::new(permit, counters.sampler.as_ref()))
         }
         admitting => spawn(run_admitting(
             task,
@@ -76,36 +77,30 @@ pub(crate) fn run(
 /// and `reject` directly.
 fn call_settling(
     task: &js_sys::Function,
-    permit: Permit,
+    running: Running,
     resolve: &js_sys::Function,
     reject: &js_sys::Function,
 ) {
     match task.call0(&JsValue::UNDEFINED) {
         Ok(returned) => {
-            let id = edgeshed_wasm::held::hold(permit);
-            edgeshed_wasm::held::with_release(|release| {
-                settle_holding(&returned, id, release, resolve, reject)
-            });
+            running.hand_over(|id, release| settle_holding(&returned, id, release, resolve, reject))
         }
         Err(thrown) => {
-            drop(permit);
+            drop(running.sample(|| is_drop(&thrown)));
             let _ = reject.call1(&JsValue::UNDEFINED, &thrown);
         }
     }
 }
 
-/// Calls `task` with nothing to race: `permit` rides on the settlement of
-/// what it returns (and goes back at once if it throws).
-fn call_holding(task: &js_sys::Function, permit: Permit) -> js_sys::Promise {
+/// Calls `task` with nothing to race: the call's permit (and its sample)
+/// rides on the settlement of what it returns (and ends at once if it throws).
+fn call_holding(task: &js_sys::Function, running: Running) -> js_sys::Promise {
     match task.call0(&JsValue::UNDEFINED) {
         Ok(returned) => {
-            let id = edgeshed_wasm::held::hold(permit);
-            edgeshed_wasm::held::with_release(|release| {
-                release_when_settled(&returned, id, release)
-            })
+            running.hand_over(|id, release| release_when_settled(&returned, id, release))
         }
         Err(thrown) => {
-            drop(permit);
+            drop(running.sample(|| is_drop(&thrown)));
             js_sys::Promise::reject(&thrown)
         }
     }
@@ -120,32 +115,41 @@ async fn run_admitting(
     counters: Rc<CallCounters>,
 ) -> Result<JsValue, JsValue> {
     let permit = finish_admission(admitting, options.signal.clone()).await?;
+    let running = Running::new(permit, counters.sampler.as_ref());
     if deadline.is_none() && options.signal.is_none() {
         // Nothing to race once admitted: the task ends here, and the call's
         // settlement settles its promise and returns the permit.
         return Ok(match hand_over_settlement() {
             Some((resolve, reject)) => {
-                call_settling(&task, permit, &resolve, &reject);
+                call_settling(&task, running, &resolve, &reject);
                 JsValue::UNDEFINED
             }
-            None => call_holding(&task, permit).into(),
+            None => call_holding(&task, running).into(),
         });
     }
     // The task's own signal, aborted at the deadline or with the caller's signal.
     let controller = AbortController::new()?;
-    let returned = task.call1(&JsValue::UNDEFINED, &controller.signal())?;
+    let returned = match task.call1(&JsValue::UNDEFINED, &controller.signal()) {
+        Ok(returned) => returned,
+        Err(thrown) => {
+            drop(running.sample(|| is_drop(&thrown)));
+            return Err(thrown);
+        }
+    };
     let abort = or_never(options.signal.map(Aborted::new));
     let timer = or_never(deadline.map(|at| JsClock.sleep_until(at)));
     // The abort first, then the work, then the deadline.
-    let error = match select(select(abort, Settled::new(&returned)), timer).await {
+    let (error, permit) = match select(select(abort, Settled::new(&returned)), timer).await {
         Either::Left((Either::Right((result, _)), _)) => {
-            drop(permit);
+            drop(running.sample(|| result.as_ref().is_err_and(is_drop)));
             return result;
         }
-        Either::Left((Either::Left((reason, _)), _)) => reason,
+        // The caller gave up: no sample (see sampling.rs).
+        Either::Left((Either::Left((reason, _)), _)) => (reason, running.unsampled()),
         Either::Right(((), _)) => {
             CallCounters::bump(&counters.expired_running);
-            deadline_error()
+            // A timeout: sampled as a drop now, its slot freed later.
+            (deadline_error(), running.sample(|| true))
         }
     };
     controller.abort_with_reason(&error);

@@ -1,0 +1,191 @@
+// Validation of the options JavaScript passes to the npm package's Limiter
+// (imported by src/options.rs). Every refusal is a TypeError (wrong type,
+// unknown key, missing option) or a RangeError (out of range) whose message
+// names the option. Done here rather than in Rust: the messages cost the wasm
+// several KiB (BENCHMARKS.md), and reading options here crosses into
+// JavaScript once per call instead of once per key.
+
+const MAX_COUNT = 1_000_000;
+// The largest millisecond value: what setTimeout accepts (2^31 - 1).
+const MAX_MILLIS = 2_147_483_647;
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+// Index = the algorithm's number for Rust (src/options.rs ALGORITHMS).
+const ALGORITHMS = ["aimd", "gradient2", "vegas"];
+const ALGORITHM_NAMES = '"aimd", "gradient2" or "vegas"';
+// Bounds::EDGE of the core: initial 6, min 1, max 64.
+const EDGE = { initial: 6, min: 1, max: 64 };
+
+function describeValue(value) {
+  if (value === null) return "null";
+  if (typeof value === "number") return String(value);
+  return typeof value;
+}
+
+function requireObject(value, what) {
+  if (typeof value !== "object" || value === null) {
+    throw new TypeError(`${what} must be an object, got ${describeValue(value)}`);
+  }
+}
+
+function read(object, key, what) {
+  try {
+    return object[key];
+  } catch {
+    throw new TypeError(`${what}.${key} could not be read`);
+  }
+}
+
+// Keys other than `known` are refused (they are usually typos such as `maxInflight`).
+function rejectUnknownKeys(object, known, what) {
+  for (const key of Object.keys(object)) {
+    if (!known.includes(key)) {
+      throw new TypeError(`${what}.${key} is not a known option (expected one of: ${known.join(", ")})`);
+    }
+  }
+}
+
+function integerValue(value, name, min, max) {
+  if (typeof value !== "number") throw new TypeError(`${name} must be a number, got ${describeValue(value)}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+// An optional integer option within [min, max] (undefined when not given).
+function integer(object, key, what, min, max) {
+  const value = read(object, key, what);
+  return value === undefined ? undefined : integerValue(value, `${what}.${key}`, min, max);
+}
+
+/**
+ * `new Limiter(options)`: [maxInFlight, algorithm, initialLimit, minLimit,
+ * maxLimit, maxQueue, queueTimeoutMs, bodyTimeoutMs]. A fixed limit has
+ * algorithm -1; an adaptive one maxInFlight 0 and its algorithm's index.
+ * queueTimeoutMs is 0 when maxQueue is 0.
+ */
+export function limiterOptions(options) {
+  const what = "options";
+  requireObject(options, what);
+  rejectUnknownKeys(options, ["maxInFlight", "adaptive", "maxQueue", "queueTimeoutMs", "bodyTimeoutMs"], what);
+  const maxInFlight = integer(options, "maxInFlight", what, 1, MAX_COUNT);
+  const adaptive = read(options, "adaptive", what);
+  if (maxInFlight !== undefined && adaptive !== undefined) {
+    throw new TypeError(
+      "options.maxInFlight and options.adaptive were both given: give exactly one (a fixed or an adaptive limit)",
+    );
+  }
+  if (maxInFlight === undefined && adaptive === undefined) {
+    throw new TypeError("options.maxInFlight (a fixed limit) or options.adaptive (an adaptive one) is required");
+  }
+  const [algorithm, initial, min, max] = adaptive === undefined ? [-1, 0, 0, 0] : adaptiveOptions(adaptive);
+  const maxQueue = integer(options, "maxQueue", what, 0, MAX_COUNT) ?? 0;
+  const queueTimeout = integer(options, "queueTimeoutMs", what, 0, MAX_MILLIS);
+  const bodyTimeout = integer(options, "bodyTimeoutMs", what, 1, MAX_MILLIS) ?? DEFAULT_BODY_TIMEOUT_MS;
+  if (maxQueue > 0 && queueTimeout === undefined) {
+    throw new TypeError("options.queueTimeoutMs is required when options.maxQueue > 0 (every wait must be bounded)");
+  }
+  if (maxQueue > 0 && queueTimeout < 1) {
+    throw new RangeError("options.queueTimeoutMs must be at least 1 when options.maxQueue > 0");
+  }
+  return [maxInFlight ?? 0, algorithm, initial, min, max, maxQueue, maxQueue > 0 ? queueTimeout : 0, bodyTimeout];
+}
+
+// `options.adaptive`: [algorithm index, initialLimit, minLimit, maxLimit].
+// The bounds default to the core's edge bounds; an initialLimit not given is
+// 6 moved into [minLimit, maxLimit].
+function adaptiveOptions(adaptive) {
+  const what = "options.adaptive";
+  requireObject(adaptive, what);
+  rejectUnknownKeys(adaptive, ["algorithm", "initialLimit", "minLimit", "maxLimit"], what);
+  const name = read(adaptive, "algorithm", what);
+  if (name === undefined) throw new TypeError(`options.adaptive.algorithm is required: ${ALGORITHM_NAMES}`);
+  if (typeof name !== "string") {
+    throw new TypeError(`options.adaptive.algorithm must be a string (${ALGORITHM_NAMES}), got ${describeValue(name)}`);
+  }
+  const algorithm = ALGORITHMS.indexOf(name);
+  if (algorithm < 0) {
+    throw new TypeError(`options.adaptive.algorithm "${name}" is not an algorithm: expected ${ALGORITHM_NAMES}`);
+  }
+  const given = integer(adaptive, "initialLimit", what, 1, MAX_COUNT);
+  const min = integer(adaptive, "minLimit", what, 1, MAX_COUNT) ?? EDGE.min;
+  const max = integer(adaptive, "maxLimit", what, 1, MAX_COUNT) ?? EDGE.max;
+  if (max < min) {
+    throw new RangeError(
+      `options.adaptive.minLimit (${min}) must not exceed options.adaptive.maxLimit (${max}; ${EDGE.max} when not given)`,
+    );
+  }
+  const initial = given ?? Math.min(Math.max(EDGE.initial, min), max);
+  if (initial < min || initial > max) {
+    throw new RangeError(
+      `options.adaptive.initialLimit (${initial}) must lie within [options.adaptive.minLimit, options.adaptive.maxLimit] (${min} to ${max})`,
+    );
+  }
+  return [algorithm, initial, min, max];
+}
+
+// The deadline of the last call options read by `callSignal` (-1: none).
+let lastDeadline = -1;
+
+/**
+ * `run(fn, options)` / `fetch(input, init)`'s edgeshed keys: returns the
+ * `signal` (undefined when none) and keeps `deadlineMs` for `callDeadline`
+ * (one crossing each, each key read once). With `strict`, other keys are
+ * refused (`run`'s options); without, they are left for `fetch`, except near
+ * misses of `deadlineMs` (`deadlineMS`, `deadline`, ...), which `fetch` would
+ * ignore silently: those are refused too.
+ */
+export function callSignal(object, what, strict) {
+  lastDeadline = -1;
+  if (object === undefined || object === null) return undefined;
+  requireObject(object, what);
+  if (strict) {
+    rejectUnknownKeys(object, ["signal", "deadlineMs"], what);
+  } else {
+    const typo = nearMissKey(object, "deadlineMs");
+    if (typo !== undefined) throw new TypeError(`${what}.${typo} is not an option: did you mean ${what}.deadlineMs?`);
+  }
+  let signal = read(object, "signal", what);
+  if (signal === null) signal = undefined;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(`${what}.signal must be an AbortSignal, got ${describeValue(signal)}`);
+  }
+  lastDeadline = integer(object, "deadlineMs", what, 0, MAX_MILLIS) ?? -1;
+  return signal;
+}
+
+/** The `deadlineMs` of the options `callSignal` read last, -1 for none. */
+export function callDeadline() {
+  return lastDeadline;
+}
+
+/** `limiter.setLimit(limit)`'s argument: an integer from 1 to 1,000,000. */
+export function checkedLimit(limit) {
+  return integerValue(limit, "limit", 1, MAX_COUNT);
+}
+
+// The first own key of `object` that is a near miss of `key` (the same but
+// for case, or at most two edits away) without being `key`.
+function nearMissKey(object, key) {
+  let keys;
+  try {
+    keys = Object.keys(object);
+  } catch {
+    return undefined;
+  }
+  const wanted = key.toLowerCase();
+  return keys.find((k) => k !== key && editDistanceAtMost2(k.toLowerCase(), wanted));
+}
+// Levenshtein distance <= 2 (a typo), one row at a time.
+function editDistanceAtMost2(a, b) {
+  if (Math.abs(a.length - b.length) > 2) return false;
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length] <= 2;
+}

@@ -1,0 +1,193 @@
+// Adaptive limits in the npm package (issue 13): the limit falls on drops
+// and rising latency and rises on fast successes. Time is a controllable
+// clock: the package reads `performance.now()` at each call's admission and
+// end, so the tests set it (no sleeps; gates decide when work settles).
+import { test, describe, beforeEach, afterEach, after, before } from "node:test";
+import assert from "node:assert/strict";
+import "./support/link-package.mjs";
+import { deferred, settle, startOrigin } from "./support/helpers.mjs";
+
+const { Limiter, OverloadedError, DeadlineError } = await import("edgeshed");
+
+const clock = { now: 1_000 };
+const realNow = performance.now;
+beforeEach(() => {
+  clock.now = 1_000;
+  performance.now = () => clock.now;
+});
+afterEach(() => {
+  performance.now = realNow;
+});
+
+const overload = (status) => Object.assign(new Error(`origin answered ${status}`), { status });
+
+/**
+ * One round trip: as many calls as the limit admits start together, take
+ * `rttMs` of clock time, and settle with `outcome(i)` (a value, or an
+ * Error to reject with). Returns the limit after the round.
+ */
+async function round(limiter, rttMs, outcome = () => "ok", count = limiter.stats().limit) {
+  const gates = Array.from({ length: count }, () => deferred());
+  const calls = gates.map((gate) => settle(limiter.run(() => gate.promise)));
+  clock.now += rttMs;
+  gates.forEach((gate, i) => {
+    const result = outcome(i);
+    if (result instanceof Error) gate.reject(result);
+    else gate.resolve(result);
+  });
+  const outcomes = await Promise.all(calls);
+  // Every call was admitted (none shed) and every slot came back.
+  assert.ok(outcomes.every((o) => !(o.error instanceof OverloadedError)), "no call shed");
+  assert.equal(limiter.stats().inFlight, 0);
+  clock.now += 1;
+  return limiter.stats().limit;
+}
+
+async function rounds(limiter, n, rttMs, outcome) {
+  const limits = [];
+  for (let i = 0; i < n; i++) limits.push(await round(limiter, rttMs, outcome));
+  return limits;
+}
+
+describe("aimd", () => {
+  test("503 and 429 rejections back the limit off, once per round trip, down to minLimit", async () => {
+    const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10, minLimit: 2, maxLimit: 20 } });
+    const limits = await rounds(limiter, 12, 5, (i) => (i === 0 ? overload(i % 2 ? 429 : 503) : "ok"));
+    assert.deepEqual(limits.slice(0, 4), [9, 8, 7, 6], "one backoff (x0.9, whole slots) per round");
+    assert.equal(limits.at(-1), 2, "never below minLimit");
+    const with429 = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
+    assert.equal(await round(with429, 5, () => overload(429)), 9);
+  });
+
+  test("a DeadlineError rejection from fn is a drop; other errors are not", async () => {
+    const deadline = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
+    assert.equal(await round(deadline, 5, () => new DeadlineError()), 9);
+    const plain = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
+    for (const error of [new Error("bug"), overload(500), overload(504), overload("503")]) {
+      assert.equal(await round(plain, 5, () => error, 1), 10, `${error.message} is no drop`);
+    }
+    // A synchronous throw is classified the same way.
+    const thrown = await settle(plain.run(() => { throw overload(503); }));
+    assert.equal(thrown.error.status, 503);
+    assert.equal(plain.stats().limit, 9);
+  });
+
+  test("fast successes with the limit in use raise it, up to maxLimit", async () => {
+    const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 4, maxLimit: 8 } });
+    const limits = await rounds(limiter, 10, 5);
+    assert.ok(limits[1] > 4, `rises: ${limits}`);
+    assert.deepEqual(limits.slice(-2), [8, 8], "stops at maxLimit");
+    // Below half the limit in use, successes say nothing: no growth.
+    const idle = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
+    for (let i = 0; i < 20; i++) assert.equal(await round(idle, 5, () => "ok", 1), 10);
+  });
+
+  test("a call whose caller aborted it is not sampled, even if its work then ends in a 503", async () => {
+    const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 3 } });
+    const gate = deferred();
+    const controller = new AbortController();
+    const call = settle(limiter.run(() => gate.promise, { signal: controller.signal }));
+    controller.abort(new Error("caller left"));
+    assert.equal((await call).error.message, "caller left");
+    gate.reject(overload(503)); // the abandoned work ends in an overload answer
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(limiter.stats().inFlight, 0);
+    assert.equal(limiter.stats().limit, 3, "no backoff");
+  });
+});
+
+describe("latency-driven algorithms", () => {
+  // How far each falls in 10 round trips at 6x the no-load latency: Gradient2
+  // by up to half per window, Vegas by log10(limit) per window.
+  for (const [algorithm, fall] of [["gradient2", 0.5], ["vegas", 0.7]]) {
+    test(`${algorithm}: the limit falls when latency rises under load and recovers when it drops`, async () => {
+      const limiter = new Limiter({ adaptive: { algorithm, initialLimit: 20, minLimit: 2, maxLimit: 40 } });
+      const steady = await rounds(limiter, 6, 10);
+      const base = steady.at(-1);
+      assert.ok(base >= 20, `${algorithm} holds or grows at the no-load latency: ${steady}`);
+      const slow = await rounds(limiter, 10, 60);
+      assert.ok(slow.at(-1) < base * fall, `${algorithm} falls when latency is 6x: ${slow} (from ${base})`);
+      assert.ok(slow.every((limit, i) => i === 0 || limit <= slow[i - 1]), `falls steadily: ${slow}`);
+      assert.ok(slow.every((limit) => limit >= 2), "never below minLimit");
+      const recovered = await rounds(limiter, 10, 10);
+      assert.ok(recovered.at(-1) > slow.at(-1), `${algorithm} rises again: ${recovered}`);
+    });
+  }
+
+  test("gradient2: a rejected call is sampled from admission to its settlement", async () => {
+    // The same latency rise as above, with every call a plain (non-drop) error.
+    const limiter = new Limiter({ adaptive: { algorithm: "gradient2", initialLimit: 20, minLimit: 2 } });
+    await rounds(limiter, 6, 10, () => new Error("not an overload"));
+    const slow = await rounds(limiter, 10, 60, () => new Error("not an overload"));
+    assert.ok(slow.at(-1) < 10, `${slow}`);
+  });
+});
+
+describe("fetch", () => {
+  let origin;
+  before(async () => {
+    origin = await startOrigin();
+  });
+  after(() => origin.close());
+
+  async function answered(limiter, status) {
+    const pending = limiter.fetch(`${origin.url}/x`);
+    const { res } = await origin.next();
+    clock.now += 5;
+    res.writeHead(status).end();
+    const response = await pending;
+    await response.arrayBuffer();
+    clock.now += 1;
+    return limiter.stats().limit;
+  }
+
+  test("a 503 or 429 answer is a drop, a 200 or 500 is not", async () => {
+    const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
+    assert.equal(await answered(limiter, 503), 9);
+    assert.equal(await answered(limiter, 429), 8);
+    assert.equal(await answered(limiter, 200), 8);
+    assert.equal(await answered(limiter, 500), 8);
+  });
+
+  test("a network failure is a drop; a fetch aborted by the caller is not sampled", async () => {
+    const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
+    const controller = new AbortController();
+    const pending = settle(limiter.fetch(`${origin.url}/abort`, { signal: controller.signal }));
+    await origin.next("/abort");
+    controller.abort();
+    assert.equal((await pending).ok, false);
+    assert.equal(limiter.stats().limit, 10, "the caller's abort is no drop");
+    const refused = await settle(limiter.fetch("http://127.0.0.1:9/closed-port"));
+    assert.ok(refused.error instanceof TypeError, String(refused.error));
+    assert.equal(limiter.stats().limit, 9, "a connection failure is a drop");
+    assert.equal(limiter.stats().inFlight, 0);
+  });
+
+  test("the sample ends at the response headers, not at the end of the body", async () => {
+    const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 4 } });
+    const pending = limiter.fetch(`${origin.url}/held`);
+    const { res } = await origin.next("/held");
+    res.writeHead(503);
+    res.write("partial");
+    const response = await pending;
+    assert.equal(limiter.stats().limit, 3, "sampled (a drop) with the body still open");
+    assert.equal(limiter.stats().heldBodies, 1);
+    res.end();
+    await response.text();
+    assert.equal(limiter.stats().inFlight, 0);
+  });
+});
+
+test("a deadline that passes while fn runs is sampled as a drop at once", async () => {
+  performance.now = realNow; // the deadline's timer runs on the host clock
+  const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
+  const work = deferred();
+  const call = await settle(limiter.run(() => work.promise, { deadlineMs: 5 }));
+  assert.ok(call.error instanceof DeadlineError);
+  assert.equal(limiter.stats().limit, 9, "backed off at the deadline, before the work settled");
+  assert.equal(limiter.stats().inFlight, 1, "the slot is held until the work settles");
+  work.resolve("late");
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(limiter.stats().inFlight, 0);
+  assert.equal(limiter.stats().limit, 9, "the abandoned work is not sampled again");
+});
