@@ -9,15 +9,18 @@
 // at once in 50 ms each and queue the rest: the fan-out's capacity is
 // 80 req/s. Each configuration (lib/configs.mjs) runs in a fresh workerd per
 // arrival process (lib/arrivals.mjs: smooth Poisson, bursty autocannon):
-// warm-up (20 sequential requests, WARMUP_S of smooth arrivals at 10×), then 1×, 3× and 10× the capacity for LEVEL_S each, then the
-// halving phase at HALVE_LEVEL× (the origins' slots drop from 4 to 2 after
-// HALVE_PRE_S; measured for HALVE_POST_S against the new capacity), the
-// origins drained and reset between runs. Figures per run: goodput (2xx/s ÷
-// capacity), admitted (2xx) p50/p99, 503 p99, origin a's mean/peak
-// concurrency and queue, workerd's peak RSS, and edgeshed's origin limits
-// at the end. The floor worker (503 at once) runs at 10× only: the 503 p99
-// goal is measured against it. The table, the goals and the plot
-// (lib/plot.mjs, goodput vs admitted p99) are written at the end.
+// warm-up (20 sequential requests, WARMUP_S of smooth arrivals at 10×),
+// then 1×, 3× and 10× the capacity for LEVEL_S each, then the halving phase
+// at HALVE_LEVEL× (the origins' slots drop from 4 to 2 after HALVE_PRE_S;
+// measured for HALVE_POST_S against the new capacity), the origins drained
+// and reset between runs. The baselines (p-limit, naive) queue without
+// bound, so they get a fresh workerd per run instead (warmed up at 1× for
+// 1 s): a run's backlog would otherwise spill into the next. Figures per
+// run: goodput (2xx/s ÷ capacity), admitted (2xx) p50/p99, 503 p99, origin
+// a's mean/peak concurrency and queue, workerd's peak RSS, and edgeshed's
+// origin limits at the end. The floor worker (503 at once) runs at 10×
+// only: the 503 p99 goal is measured against it. The table, the goals and
+// the plot (lib/plot.mjs: goodput vs admitted p99) are written at the end.
 //
 // The bench of issue 6 (RSS growth and shed latency per level, --soak) is
 // benches/e2e/rss.mjs.
@@ -123,30 +126,40 @@ console.log(
   `origins a, b: ${SLOTS} slots × ${LATENCY_MS} ms → capacity ${CAPACITY} req/s; unloaded latency through the gateway p50 ${unloaded.p50.toFixed(1)} ms; ` +
     `${LEVEL_S} s per level, halving at ${HALVE_LEVEL}× after ${HALVE_PRE_S} s, measured ${HALVE_POST_S} s`,
 );
+/** A fresh workerd for `config`, warmed up with `warmRate` req/s of smooth arrivals. */
+async function warmWorker(config, warmRate, seconds = WARMUP_S) {
+  const w = await config.start(origins.url);
+  // Warm-up: V8 tiers the wasm and the JS up and sizes its heap under
+  // load; without it the first run at 10× is seconds behind.
+  for (let i = 0; i < 20; i++) await (await fetch(new URL("/aggregate", w.url))).text();
+  await ARRIVALS.smooth(w.url, warmRate, seconds, { seed: 99 });
+  await origins.idle();
+  return w;
+}
+
+/** Runs `runs` ([level, halve]) on `config`: one warmed workerd for all, or one each (`fresh`). */
+async function session(config, arrival, runs, fresh) {
+  let w = fresh ? null : await warmWorker(config, 10 * CAPACITY);
+  try {
+    for (const [k, halve] of runs) {
+      // The baselines queue without bound: a fresh workerd per run, so one
+      // run's backlog does not spill into the next.
+      if (fresh) w = await warmWorker(config, CAPACITY, 1);
+      const row = await measure(config, w, arrival, k, { halve });
+      rows.push(row);
+      console.log(line(row));
+      if (fresh) await w.mf.dispose();
+      await origins.idle();
+    }
+  } finally {
+    if (!fresh) await w.mf.dispose();
+  }
+}
+
 for (const config of chosen) {
   for (const arrival of ARRIVAL_NAMES) {
-    const w = await config.start(origins.url);
-    try {
-      // Warm-up: V8 tiers the wasm and the JS up and sizes its heap under
-      // load; without it the first run at 10× is seconds behind.
-      for (let i = 0; i < 20; i++) await (await fetch(new URL("/aggregate", w.url))).text();
-      await ARRIVALS.smooth(w.url, 10 * CAPACITY, WARMUP_S, { seed: 99 });
-      await origins.idle();
-      for (const k of config.floor ? [10] : LEVELS) {
-        const row = await measure(config, w, arrival, k);
-        rows.push(row);
-        console.log(line(row));
-        await origins.idle();
-      }
-      if (!config.floor) {
-        const row = await measure(config, w, arrival, HALVE_LEVEL, { halve: true });
-        rows.push(row);
-        console.log(line(row));
-        await origins.idle();
-      }
-    } finally {
-      await w.mf.dispose();
-    }
+    const runs = config.floor ? [[10, false]] : [...LEVELS.map((k) => [k, false]), [HALVE_LEVEL, true]];
+    await session(config, arrival, runs, Boolean(config.fresh));
   }
 }
 

@@ -56,6 +56,7 @@ export function configurations(slots, latencyMs) {
     edgeshed("gradient2+queue", { adaptive: { algorithm: "gradient2" }, ...queue }, `adaptive, maxQueue ${slots}, ${latencyMs} ms`),
     {
       name: "p-limit",
+      fresh: true,
       note: `pLimit(${slots}) per origin, unbounded queue`,
       contract: new Set([200]),
       async start(originUrl) {
@@ -64,6 +65,7 @@ export function configurations(slots, latencyMs) {
     },
     {
       name: "naive",
+      fresh: true,
       note: "no limit",
       contract: new Set([200]),
       start: (originUrl) =>
