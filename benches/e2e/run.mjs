@@ -1,6 +1,6 @@
 // Issue 13's figure: goodput at overload, end to end on workerd.
 //
-//   node benches/e2e/run.mjs                   # every configuration, ~8-9 min
+//   node benches/e2e/run.mjs                   # every configuration, ~9-10 min
 //   node benches/e2e/run.mjs --quick           # 2 s per level, ~4-5 min
 //   node benches/e2e/run.mjs --only gradient2,fixed --arrivals smooth --levels 10
 //   node benches/e2e/run.mjs --json out.json --svg out.svg --md out.md
@@ -37,14 +37,14 @@ import { goalsMarkdown, tableMarkdown } from "./lib/report.mjs";
 const args = process.argv.slice(2);
 const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const QUICK = args.includes("--quick");
-const LEVEL_S = Number(opt("--duration", QUICK ? 2 : 5));
+const LEVEL_S = Number(opt("--duration", QUICK ? 2 : 4));
 const LEVELS = opt("--levels", "1,3,10").split(",").map(Number);
 const ARRIVAL_NAMES = opt("--arrivals", "smooth,bursty").split(",");
 const ONLY = opt("--only", null)?.split(",");
 const HALVE_PRE_S = QUICK ? 1 : 2;
 const HALVE_POST_S = QUICK ? 6 : 7;
 const HALVE_LEVEL = 3;
-const WARMUP_S = QUICK ? 1 : 2;
+const WARMUP_S = QUICK ? 1 : 1.5;
 const JSON_OUT = opt("--json", null);
 const SVG_OUT = opt("--svg", QUICK ? null : join(ROOT, "BENCHMARKS-adaptive.svg"));
 const MD_OUT = opt("--md", null);
