@@ -1,3 +1,4 @@
+// Issue 6's bench (was run.mjs; run.mjs is now issue 13's goodput bench).
 // End to end on workerd: the edgeshed worker (worker/index.mjs + dist/worker)
 // vs two baseline workers doing the same two-origin fan-out — p-limit
 // (bounded concurrency per origin, unbounded queue) and naive (no limit) —
@@ -27,11 +28,11 @@
 // measured from here), peak = highest 100 ms sample during the measured run.
 // --soak S: only edgeshed and the floor worker at 10× for S seconds, with the
 // RSS every second (does the growth level off?).
-import { fork } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { ROOT, startWorkerd, bundle, rssKiB } from "../support/workerd.mjs";
+import { startOrigins } from "./lib/origins.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -56,31 +57,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ------------------------------------------------------------ origins ---
 
-const origins = fork(join(ROOT, "benches/e2e/origin.mjs"), [
-  JSON.stringify({ names: ["a", "b"], concurrency: CONCURRENCY, latencyMs: LATENCY_MS }),
-]);
-const fromOrigins = (key) =>
-  new Promise((resolve) => {
-    const on = (m) => {
-      if (m[key] !== undefined) {
-        origins.off("message", on);
-        resolve(m[key]);
-      }
-    };
-    origins.on("message", on);
-  });
-const ports = await fromOrigins("ports");
-const originUrl = (name) => `http://127.0.0.1:${ports[name]}`;
-const originStats = async () => {
-  const p = fromOrigins("stats");
-  origins.send("stats");
-  return p;
-};
-const originReset = async () => {
-  const p = fromOrigins("reset");
-  origins.send("reset");
-  return p;
-};
+const origins = await startOrigins({ names: ["a", "b"], concurrency: CONCURRENCY, latencyMs: LATENCY_MS });
+const originUrl = origins.url;
+const originStats = origins.stats;
+const originReset = origins.reset;
 
 // ------------------------------------------------------------ workers ---
 
@@ -296,4 +276,4 @@ if (es) {
   for (const [what, ok] of goals) console.log(`  ${ok ? "✓" : "✗"} ${what}`);
 }
 if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(rows, null, 2));
-origins.disconnect();
+origins.close();

@@ -16,24 +16,14 @@
 // each response is { status, ms, at } (`at`: completion, ms after the start).
 import { Agent, request } from "node:http";
 import autocannon from "autocannon";
+// The dashboard's seeded generator (mulberry32), uniform in [0, 1).
+import { rng as mulberry32 } from "../../../www/sim.js";
 
 const TIMEOUT_MS = 10_000;
 const DRAIN_MS = 3_000;
 const STAGGER = 10;
 const CONNECTIONS = 200;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A seeded uniform generator in [0, 1) (mulberry32). */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Open-loop Poisson arrivals at `rate`/s for `seconds` (see the header). */
 export async function smooth(url, rate, seconds, { seed = 1, onStart } = {}) {
