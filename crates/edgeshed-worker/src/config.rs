@@ -6,10 +6,13 @@
 //! One deserializer for every caller: the worker reads the binding with
 //! serde-wasm-bindgen, tests and the fuzz target with `serde_json::Value`.
 
+mod adaptive;
 mod check;
 mod de;
 mod raw;
 mod routes;
+
+pub use adaptive::Adaptive;
 
 use super::proxy_path::OriginUrl;
 use core::fmt;
@@ -89,8 +92,11 @@ pub struct Origin {
     pub name: String,
     /// Its base URL.
     pub url: OriginUrl,
-    /// Its limit, shared by all requests of the isolate.
+    /// Its limit, shared by all requests of the isolate. With
+    /// [`adaptive`](Self::adaptive), `max_in_flight` is where it starts.
     pub limit: Limit,
+    /// `adaptive`: the algorithm that moves the limit (`None`: fixed).
+    pub adaptive: Option<Adaptive>,
     /// Its own time limit per call (until response headers). Defaults to
     /// [`DEFAULT_ORIGIN_TIMEOUT`], so that a hung origin cannot hold a permit
     /// for ever.

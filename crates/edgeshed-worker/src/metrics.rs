@@ -130,7 +130,7 @@ pub fn render_prometheus(scopes: &[ScopeMetrics<'_>]) -> String {
         (
             "edgeshed_limit",
             "gauge",
-            "Configured maximum in flight.",
+            "The current limit on permits held at once (moved by the algorithm when adaptive).",
             |s| s.limit as u64,
         ),
         (

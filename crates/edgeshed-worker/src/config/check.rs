@@ -272,12 +272,19 @@ fn origin(report: &mut Report, name: &str, section: &Section<RawOrigin>) -> Opti
     };
     let keys = (&raw.max_in_flight, &raw.max_queue, &raw.queue_timeout_ms);
     let limit = limit(report, &path, keys, DEFAULT_ORIGIN_MAX_IN_FLIGHT);
+    let adaptive = super::adaptive::of_origin(report, &path, raw);
     let timeout = report.millis(&raw.timeout_ms, &join(&path, "timeoutMs"));
     let max_body_bytes = report.int(&raw.max_body_bytes, &join(&path, "maxBodyBytes"));
+    let (mut limit, adaptive) = (limit?, adaptive?);
+    if let Some(adaptive) = &adaptive {
+        // The semaphore starts at the algorithm's initial limit.
+        limit.max_in_flight = adaptive.bounds.initial();
+    }
     Some(Origin {
         name: name.to_string(),
         url: url?,
-        limit: limit?,
+        limit,
+        adaptive,
         timeout: Some(timeout.or(DEFAULT_ORIGIN_TIMEOUT)?),
         max_body_bytes: max_body_bytes.or(DEFAULT_MAX_BODY_BYTES)?,
     })

@@ -80,6 +80,7 @@ pub(super) struct RawOrigin {
     pub(super) queue_timeout_ms: Option<Int<Millis>>,
     pub(super) timeout_ms: Option<Int<Millis>>,
     pub(super) max_body_bytes: Option<Int<Bytes>>,
+    pub(super) adaptive: Option<Section<super::adaptive::RawAdaptive>>,
 }
 
 /// `routes[i]`: a fan-out route (`path`) or a proxy route (`prefix`).

@@ -254,7 +254,9 @@ async fn fetch_json(
     }
     init.set_headers(&headers);
     let started = JsClock.now();
+    let sampling = super::origin_limit::start(gateway, call.origin);
     let response = fetch_within(&url, &init, limit, &abort).await;
+    super::origin_limit::sample_fetch(sampling, &response);
     if let Some(histogram) = gateway
         .metrics
         .borrow_mut()

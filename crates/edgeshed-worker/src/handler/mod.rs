@@ -8,6 +8,7 @@ mod admin;
 mod convert;
 mod fanout;
 mod origin_call;
+mod origin_limit;
 mod proxy;
 mod respond;
 mod state;

@@ -156,7 +156,9 @@ pub(crate) async fn respond(
     init.set_redirect(web_sys::RequestRedirect::Manual);
     let abort = AbortOnDrop::new()?;
     let started = JsClock.now();
+    let sampling = super::origin_limit::start(gateway, origin_index);
     let fetched = fetch_within(&target, &init, time_limit(None, origin.timeout), &abort).await;
+    super::origin_limit::sample_fetch(sampling, &fetched);
     let took = JsClock.now().saturating_duration_since(started);
     if let Some(histogram) = gateway
         .metrics

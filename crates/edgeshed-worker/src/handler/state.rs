@@ -6,6 +6,7 @@ use crate::config::{Config, ConfigError};
 use crate::metrics::{Histogram, ScopeMetrics};
 use core::cell::RefCell;
 use edgeshed::admission::Admission;
+use edgeshed::limit::adaptive::{AnyLimit, Controller};
 use edgeshed_wasm::JsClock;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -23,6 +24,8 @@ pub(crate) struct Gateway {
     pub(crate) global: Admission<JsClock>,
     /// One limiter per origin, in `config.origins` order.
     pub(crate) origins: Vec<Admission<JsClock>>,
+    /// Per origin: the controller of its adaptive limit (`None`: fixed).
+    pub(crate) controllers: Vec<Option<Controller<AnyLimit>>>,
     pub(crate) metrics: RefCell<Metrics>,
 }
 
@@ -75,6 +78,7 @@ impl Gateway {
                     .map_err(|error| ConfigError::new(format!("origins.{}: {error}", origin.name)))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let controllers = super::origin_limit::controllers(&config, &origins)?;
         let metrics = Metrics {
             global_wait: Histogram::default(),
             origin_wait: vec![Histogram::default(); origins.len()],
@@ -85,6 +89,7 @@ impl Gateway {
             config,
             global,
             origins,
+            controllers,
             metrics: RefCell::new(metrics),
         })
     }

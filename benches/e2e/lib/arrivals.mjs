@@ -1,0 +1,127 @@
+// The two arrival processes of the bench, both sending GET /aggregate:
+//
+// - smooth: open-loop Poisson arrivals from a seeded generator of our own
+//   (mulberry32, exponential gaps), over keep-alive connections
+//   (node:http Agent). Each request's latency is measured from the time it
+//   was *scheduled*, so a late timer or a client-side wait counts (no
+//   coordinated omission). After the window, requests still running get
+//   DRAIN_MS more, then are aborted and counted as `unfinished`.
+// - bursty: autocannon 8's `overallRate`, which releases each connection's
+//   quota at the start of each second; the rate is split over STAGGER
+//   instances started 1000/STAGGER ms apart: bursts 10 times a second. The
+//   window is measured once all of them run (the ramp is left out).
+//
+// Both resolve to { sent, errors, timeouts, unfinished, windowMs (how long
+// the load was offered), responses }, where
+// each response is { status, ms, at } (`at`: completion, ms after the start).
+import { Agent, request } from "node:http";
+import autocannon from "autocannon";
+// The dashboard's seeded generator (mulberry32), uniform in [0, 1).
+import { rng as mulberry32 } from "../../../www/sim.js";
+
+const TIMEOUT_MS = 10_000;
+const DRAIN_MS = 3_000;
+const STAGGER = 10;
+const CONNECTIONS = 200;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Open-loop Poisson arrivals at `rate`/s for `seconds` (see the header). */
+export async function smooth(url, rate, seconds, { seed = 1, onStart } = {}) {
+  const target = new URL("/aggregate", url);
+  // At most CONNECTIONS sockets, as many as autocannon gets: beyond them a
+  // request waits in the agent (and that wait counts in its latency).
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const random = mulberry32(seed);
+  const out = { sent: 0, errors: 0, timeouts: 0, unfinished: 0, responses: [] };
+  const running = new Set();
+  const t0 = performance.now();
+  onStart?.(t0);
+  const send = (scheduled) => {
+    out.sent++;
+    const req = request(
+      { agent, host: target.hostname, port: target.port, path: target.pathname, method: "GET" },
+      (res) => {
+        res.resume();
+        res.on("end", () => {
+          running.delete(req);
+          const now = performance.now();
+          out.responses.push({ status: res.statusCode, ms: now - scheduled, at: now - t0 });
+        });
+      },
+    );
+    running.add(req);
+    req.setTimeout(TIMEOUT_MS, () => req.destroy(new Error("timeout")));
+    req.on("error", (error) => {
+      if (!running.delete(req)) return;
+      if (error.message === "timeout") out.timeouts++;
+      else out.errors++;
+    });
+    req.end();
+  };
+  const end = t0 + seconds * 1000;
+  let next = t0 + (-Math.log(1 - random()) / rate) * 1000;
+  while (next < end) {
+    const now = performance.now();
+    // Fire everything that is due (a late timer sends its backlog at once).
+    while (next <= now && next < end) {
+      send(next);
+      next += (-Math.log(1 - random()) / rate) * 1000;
+    }
+    await sleep(Math.max(0, Math.min(next, end) - performance.now()));
+  }
+  out.windowMs = seconds * 1000;
+  const drainEnd = performance.now() + DRAIN_MS;
+  while (running.size > 0 && performance.now() < drainEnd) await sleep(20);
+  out.unfinished = running.size;
+  for (const req of [...running]) {
+    running.delete(req);
+    req.destroy();
+  }
+  agent.destroy();
+  return out;
+}
+
+/**
+ * autocannon bursts at `rate`/s (see the header). Instance i starts at
+ * i × 1000/STAGGER ms and runs `seconds` + 1 s, so all of them run during
+ * the measured window, which opens when the last one has started: `at` and
+ * `onStart` count from there, and the window is `seconds` long.
+ */
+export async function bursty(url, rate, seconds, { onStart } = {}) {
+  const out = { sent: 0, errors: 0, timeouts: 0, unfinished: 0, responses: [], windowMs: seconds * 1000 };
+  const t0 = performance.now() + ((STAGGER - 1) * 1000) / STAGGER;
+  const opening = setTimeout(() => onStart?.(t0), Math.max(0, t0 - performance.now()));
+  const instances = [];
+  for (let i = 0; i < STAGGER; i++) {
+    const share = Math.floor(rate / STAGGER) + (i < rate % STAGGER ? 1 : 0);
+    if (share === 0) continue;
+    if (i > 0) await sleep(Math.max(0, t0 - ((STAGGER - 1 - i) * 1000) / STAGGER - performance.now()));
+    instances.push(
+      new Promise((resolve, reject) => {
+        const instance = autocannon(
+          {
+            url: new URL("/aggregate", url).href,
+            connections: Math.min(share, CONNECTIONS / STAGGER),
+            overallRate: share,
+            duration: seconds + 1,
+            timeout: TIMEOUT_MS / 1000,
+          },
+          (error, result) => (error ? reject(error) : resolve(result)),
+        );
+        instance.on("response", (_client, status, _bytes, ms) =>
+          out.responses.push({ status, ms, at: performance.now() - t0 }),
+        );
+      }),
+    );
+  }
+  const results = await Promise.all(instances);
+  clearTimeout(opening);
+  for (const result of results) {
+    out.sent += result.requests.sent;
+    out.errors += result.errors;
+    out.timeouts += result.timeouts;
+  }
+  return out;
+}
+
+export const ARRIVALS = { smooth, bursty };
