@@ -274,11 +274,13 @@ fn origin(report: &mut Report, name: &str, section: &Section<RawOrigin>) -> Opti
     let limit = limit(report, &path, keys, DEFAULT_ORIGIN_MAX_IN_FLIGHT);
     let timeout = report.millis(&raw.timeout_ms, &join(&path, "timeoutMs"));
     let max_body_bytes = report.int(&raw.max_body_bytes, &join(&path, "maxBodyBytes"));
+    let budget = super::budget::budget(report, &path, &raw.budget);
     Some(Origin {
         name: name.to_string(),
         url: url?,
         limit: limit?,
         timeout: Some(timeout.or(DEFAULT_ORIGIN_TIMEOUT)?),
         max_body_bytes: max_body_bytes.or(DEFAULT_MAX_BODY_BYTES)?,
+        budget: budget?,
     })
 }

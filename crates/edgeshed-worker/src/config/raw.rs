@@ -3,6 +3,7 @@
 //! (`null` means omitted); what is required, and every rule across keys, is
 //! checked in `check.rs`.
 
+use super::budget::RawBudget;
 use super::de::{Entries, Flag, Int, List, Range, Section, Text};
 use serde::Deserialize;
 
@@ -80,6 +81,7 @@ pub(super) struct RawOrigin {
     pub(super) queue_timeout_ms: Option<Int<Millis>>,
     pub(super) timeout_ms: Option<Int<Millis>>,
     pub(super) max_body_bytes: Option<Int<Bytes>>,
+    pub(super) budget: Option<Section<RawBudget>>,
 }
 
 /// `routes[i]`: a fan-out route (`path`) or a proxy route (`prefix`).

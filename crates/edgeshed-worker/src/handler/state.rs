@@ -23,6 +23,8 @@ pub(crate) struct Gateway {
     pub(crate) global: Admission<JsClock>,
     /// One limiter per origin, in `config.origins` order.
     pub(crate) origins: Vec<Admission<JsClock>>,
+    /// The fleet budget of each origin, in `config.origins` order.
+    pub(crate) budgets: Vec<Option<Rc<super::budget::OriginBudget>>>,
     pub(crate) metrics: RefCell<Metrics>,
 }
 
@@ -75,6 +77,7 @@ impl Gateway {
                     .map_err(|error| ConfigError::new(format!("origins.{}: {error}", origin.name)))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let budgets = super::budget::budgets(env, &config)?;
         let metrics = Metrics {
             global_wait: Histogram::default(),
             origin_wait: vec![Histogram::default(); origins.len()],
@@ -85,6 +88,7 @@ impl Gateway {
             config,
             global,
             origins,
+            budgets,
             metrics: RefCell::new(metrics),
         })
     }
@@ -103,6 +107,7 @@ impl Gateway {
             stats: self.global.stats(),
             admission_wait: &metrics.global_wait,
             origin_duration: None,
+            leased: None,
         }];
         for (index, admission) in self.origins.iter().enumerate() {
             if let (Some(name), Some(wait)) = (names.get(index), metrics.origin_wait.get(index)) {
@@ -111,6 +116,11 @@ impl Gateway {
                     stats: admission.stats(),
                     admission_wait: wait,
                     origin_duration: metrics.origin_duration.get(index),
+                    leased: self
+                        .budgets
+                        .get(index)
+                        .and_then(Option::as_ref)
+                        .map(|budget| budget.leased()),
                 });
             }
         }
