@@ -5,14 +5,18 @@
 // BudgetTable); this class only validates what callers send, keeps the
 // table in memory and arms the alarm.
 //
-// Nothing is persisted but the alarm: an object that loses its memory
-// (eviction, restart, a new version) starts a new table in learning mode,
-// which for one lease TTL re-registers only what holders report they hold,
-// so a restart never over-admits (see the README, "Fleet budget").
+// The leases live in memory only. Storage keeps one number, the "horizon":
+// no lease granted by this object outlives it (written at most once per
+// TTL, when a grant would pass it). An object that lost its memory
+// (eviction, restart, a new version) starts in learning mode until the
+// horizon (at most one TTL): it re-registers only what holders report they
+// hold, so a restart never over-admits; a first start, or one after every
+// old lease expired, grants at once (see the README, "Fleet budget").
 import { DurableObject } from "cloudflare:workers";
 import { BudgetTable } from "../dist/worker/edgeshed.js";
 
 const MAX_COUNT = 1_000_000;
+const HORIZON = "horizon";
 
 function count(value, what, min = 0) {
   if (!Number.isInteger(value) || value < min || value > MAX_COUNT) {
@@ -36,6 +40,11 @@ export class EdgeshedBudget extends DurableObject {
     this.table = null;
     // When the alarm is set for (ms), 0 when none is known to be set.
     this.alarmAt = 0;
+    this.horizon = 0;
+    ctx.blockConcurrencyWhile(async () => {
+      const stored = await ctx.storage.get(HORIZON);
+      this.horizon = Number.isFinite(stored) ? stored : 0;
+    });
   }
 
   /**
@@ -54,6 +63,7 @@ export class EdgeshedBudget extends DurableObject {
     const table = this.#table(config(request), now);
     const permits = table.request(holder, held, inUse, wanted, now);
     const learning = table.learning(now);
+    if (permits > 0) this.#extend(now + table.ttlMs());
     this.#arm(table.expire(now));
     return { permits, ttlMs: table.ttlMs(), learning };
   }
@@ -79,8 +89,16 @@ export class EdgeshedBudget extends DurableObject {
     const table = this.table;
     if (table !== null && table.limit() === limit && table.ttlMs() === ttlMs) return table;
     table?.free();
-    this.table = new BudgetTable(limit, ttlMs, now);
+    this.table = new BudgetTable(limit, ttlMs, now, Math.max(this.horizon, table === null ? 0 : now + ttlMs));
     return this.table;
+  }
+
+  // Keeps the horizon at or after `expiry`: written a TTL ahead, so at most
+  // once per TTL (the output gate holds the answer until it is stored).
+  #extend(expiry) {
+    if (expiry <= this.horizon) return;
+    this.horizon = expiry + (this.table?.ttlMs() ?? 0);
+    this.ctx.storage.put(HORIZON, this.horizon).catch(() => {});
   }
 
   // Arms the alarm at the earliest expiry unless one is set at or before it

@@ -26,12 +26,15 @@ pub struct BudgetTable {
 
 #[wasm_bindgen]
 impl BudgetTable {
-    /// A table for `limit` permits and leases of `ttl_ms`, started at `now`
-    /// (in learning mode for one TTL).
+    /// A table for `limit` permits and leases of `ttl_ms`, started at `now`;
+    /// no lease of an earlier table outlives `horizon`, so it is in learning
+    /// mode until the earlier of `horizon` and one TTL from now
+    /// ([`LeaseTable::resumed`]).
     #[wasm_bindgen(constructor)]
-    pub fn new(limit: u32, ttl_ms: f64, now: f64) -> BudgetTable {
+    pub fn new(limit: u32, ttl_ms: f64, now: f64, horizon: f64) -> BudgetTable {
+        let (ttl, now, horizon) = (millis(ttl_ms), millis(now), millis(horizon));
         BudgetTable {
-            table: LeaseTable::new(limit, millis(ttl_ms), millis(now)),
+            table: LeaseTable::resumed(limit, ttl, now, horizon),
         }
     }
 

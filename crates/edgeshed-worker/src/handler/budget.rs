@@ -53,6 +53,8 @@ extern "C" {
         done: JsValue,
         ctx: &JsValue,
     );
+    /// `callback()` after `ms`, under `ctx.waitUntil`.
+    fn later(ctx: &JsValue, ms: f64, callback: JsValue);
 }
 
 thread_local! {
@@ -104,6 +106,8 @@ pub(crate) struct OriginBudget {
     /// The number of the call under way (answers of older ones are ignored)
     /// and when it was sent.
     call: Cell<(u64, u64)>,
+    /// When the renewal timer is due, if one is armed.
+    timer: Cell<Option<u64>>,
     pub(crate) counters: Cell<BudgetCounters>,
 }
 
@@ -139,6 +143,7 @@ pub(crate) fn budgets(env: &JsValue, config: &Config) -> Result<Vec<Option<Rc<Or
             generation: Cell::new(0),
             wakers: RefCell::new(Vec::new()),
             call: Cell::new((0, 0)),
+            timer: Cell::new(None),
             counters: Cell::new(BudgetCounters::default()),
         })));
     }
@@ -230,6 +235,7 @@ impl OriginBudget {
                     self.count(|c| c.fallbacks += 1);
                 }
                 self.kick(ctx);
+                self.arm(ctx);
                 return Ok(BudgetPermit {
                     budget: Rc::clone(self),
                     ctx: ctx.clone(),
@@ -304,6 +310,41 @@ impl OriginBudget {
             done,
             ctx,
         );
+    }
+
+    /// The holder's tick: every tenth of the TTL while it is busy or holds
+    /// permits, so it renews while its calls run (even with no new request)
+    /// and gives permits back once idle. A timer whose context was torn
+    /// down (it is overdue) is replaced by the next admission.
+    fn arm(self: &Rc<Self>, ctx: &JsValue) {
+        let now = now_ms();
+        let every = (self.config.lease_ttl_ms / 10).max(1);
+        if let Some(due) = self.timer.get() {
+            if now <= due.saturating_add(4 * every + 1_000) {
+                return;
+            }
+        }
+        let due = now.saturating_add(every);
+        self.timer.set(Some(due));
+        let budget = Rc::clone(self);
+        let context = ctx.clone();
+        let tick = Closure::once_into_js(move || budget.tick(&context, due));
+        later(ctx, every as f64, tick);
+    }
+
+    fn tick(self: &Rc<Self>, ctx: &JsValue, due: u64) {
+        if self.timer.get() != Some(due) {
+            return;
+        }
+        self.timer.set(None);
+        self.kick(ctx);
+        let busy = {
+            let holder = self.holder.borrow();
+            holder.in_flight() > 0 || holder.pending() || holder.held(now_ms()) > 0
+        };
+        if busy {
+            self.arm(ctx);
+        }
     }
 
     /// The answer of call `number`: updates the holder, wakes the waiters.

@@ -134,3 +134,24 @@ export function fleetViews(entries, timeoutMs) {
     return Promise.resolve({ origins: {} });
   }
 }
+
+/**
+ * Calls `callback()` after `ms`, under `ctx.waitUntil` (the renewal timer
+ * of a busy holder: it lives in the context of the request that armed it).
+ */
+export function later(ctx, ms, callback) {
+  try {
+    const fired = new Promise((resolve) => {
+      setTimeout(() => {
+        try {
+          callback();
+        } finally {
+          resolve();
+        }
+      }, ms);
+    });
+    if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(fired);
+  } catch {
+    // no timer: the next admission arms another one
+  }
+}
