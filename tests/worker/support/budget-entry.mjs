@@ -5,8 +5,9 @@
 // - A gateway isolate can "die" (`/__test/die`): from then on it answers
 //   nothing and its calls to the object never arrive, so its leases are
 //   neither renewed nor returned, as when its isolate is gone.
-// - `env.BROKEN_BUDGET` is a namespace whose stubs throw (`.retryable`
-//   errors, retried once on a new stub): the object is unreachable.
+// - `env.BROKEN_BUDGET` is a namespace whose stubs throw `.retryable` errors
+//   (retried once on a new stub), `env.OVERLOADED_BUDGET` one whose stubs
+//   throw `.overloaded` ones (never retried): the object is unreachable.
 import wasm from "../../../dist/worker/edgeshed_bg.wasm";
 import { initSync, handle } from "../../../dist/worker/edgeshed.js";
 import { EdgeshedBudget as RealBudget } from "../../../worker/budget.mjs";
@@ -21,30 +22,36 @@ export class EdgeshedBudget extends RealBudget {
 }
 
 let dead = false;
-let brokenCalls = 0;
-let brokenStubs = 0;
+// Calls (lease attempts) and stubs made per broken namespace.
+const brokenSeen = { retryable: { calls: 0, stubs: 0 }, overloaded: { calls: 0, stubs: 0 } };
 
-const broken = {
+/** A namespace whose stubs throw errors flagged as `flags`. */
+const broken = (kind, flags) => ({
   idFromName: (name) => name,
   get() {
-    brokenStubs += 1;
+    brokenSeen[kind].stubs += 1;
+    const boom = () => {
+      throw Object.assign(new Error(`test: the object is unreachable (${kind})`), flags);
+    };
     return {
       lease() {
-        brokenCalls += 1;
-        throw Object.assign(new Error("test: the object is unreachable"), { retryable: true });
+        brokenSeen[kind].calls += 1;
+        boom();
       },
-      view() {
-        throw new Error("test: the object is unreachable");
-      },
+      view: boom,
     };
   },
+});
+const BROKEN = {
+  BROKEN_BUDGET: broken("retryable", { retryable: true }),
+  OVERLOADED_BUDGET: broken("overloaded", { retryable: true, overloaded: true }),
 };
 
 let wrapped;
 function envFor(env) {
   if (wrapped?.env === env) return wrapped.value;
   const real = env.EDGESHED_BUDGET;
-  const value = { ...env, BROKEN_BUDGET: broken };
+  const value = { ...env, ...BROKEN };
   if (real) {
     value.EDGESHED_BUDGET = {
       idFromName: (name) => real.idFromName(name),
@@ -73,7 +80,7 @@ export default {
       return new Response("reset");
     }
     if (pathname === "/__test/broken") {
-      return Response.json({ calls: brokenCalls, stubs: brokenStubs });
+      return Response.json(brokenSeen);
     }
     if (dead) return new Response("dead", { status: 599 });
     return handle(request, envFor(env), ctx);
