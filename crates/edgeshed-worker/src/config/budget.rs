@@ -95,7 +95,5 @@ fn is_identifier(name: &str) -> bool {
     let first_ok = chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    first_ok
-        && name.len() <= 64
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    first_ok && name.len() <= 64 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -55,11 +55,31 @@ pub(crate) fn render_metrics(gateway: &Gateway, out: &mut String) {
     }
     type Family = (&'static str, &'static str, &'static str);
     let families: [Family; 5] = [
-        ("edgeshed_budget_calls_total", "counter", "Calls to the fleet budget's object."),
-        ("edgeshed_budget_lease_failures_total", "counter", "Calls to the fleet budget's object that failed or timed out."),
-        ("edgeshed_budget_fallbacks_total", "counter", "Requests decided by the budget's unavailable fallback (local limit, or shed)."),
-        ("edgeshed_budget_shed_total", "counter", "Requests shed because the fleet budget had no permit to give."),
-        ("edgeshed_budget_leased", "gauge", "Permits this isolate holds under its lease."),
+        (
+            "edgeshed_budget_calls_total",
+            "counter",
+            "Calls to the fleet budget's object.",
+        ),
+        (
+            "edgeshed_budget_lease_failures_total",
+            "counter",
+            "Calls to the fleet budget's object that failed or timed out.",
+        ),
+        (
+            "edgeshed_budget_fallbacks_total",
+            "counter",
+            "Requests decided by the budget's unavailable fallback (local limit, or shed).",
+        ),
+        (
+            "edgeshed_budget_shed_total",
+            "counter",
+            "Requests shed because the fleet budget had no permit to give.",
+        ),
+        (
+            "edgeshed_budget_leased",
+            "gauge",
+            "Permits this isolate holds under its lease.",
+        ),
     ];
     for (index, (name, kind, help)) in families.iter().enumerate() {
         let _ = writeln!(out, "# HELP {name} {help}");

@@ -155,3 +155,12 @@ export function later(ctx, ms, callback) {
     // no timer: the next admission arms another one
   }
 }
+
+/** `console.warn(message)`; never throws. */
+export function logWarning(message) {
+  try {
+    console.warn(message);
+  } catch {
+    // A console that throws must not break the request.
+  }
+}

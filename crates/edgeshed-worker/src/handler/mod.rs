@@ -7,6 +7,7 @@
 mod admin;
 mod budget;
 mod budget_admin;
+mod budget_calls;
 mod convert;
 mod fanout;
 mod origin_call;
