@@ -57,6 +57,11 @@ describe("fleet budget faults", () => {
     assert.equal(view.holders, 1, `only the live holder: ${JSON.stringify(view)}`);
     assert.ok(users.peak <= 4, `origin peak ${users.peak}`);
     t.diagnostic(`dead holder's permits used again ${since} ms after it died (polled ${waitedMs} ms)`);
+    // leaseTtlMs 1000 <= timeoutMs 3000 here: each isolate warns once.
+    const warning = "origins.users.budget.leaseTtlMs (1000) should exceed origins.users.timeoutMs (3000)";
+    await eventually(async () => fleet.logs.filter((l) => l.message.includes(warning)).length, (n) => n >= 2, {
+      what: "the leaseTtlMs warning logged by the isolates that served",
+    });
   });
 
   test("the object loses its memory under load: learning mode keeps the origin at or under the budget", async (t) => {
@@ -71,7 +76,7 @@ describe("fleet budget faults", () => {
     await users.arrivals(4); // gw0 and gw1 hold 2 each: the whole budget
     assert.equal((await fleet.get(2, "/aggregate")).status, 503);
     await fleet.reset("users");
-    assert.equal((await fleet.budget(2)).origins.users.learning, true, "a new instance learns");
+    const learning = (await fleet.budget(2)).origins.users.learning;
     // gw2 keeps asking through learning mode and after it: nothing is free.
     const statuses = new Set();
     const until = Date.now() + TTL * 1.6;
@@ -82,6 +87,7 @@ describe("fleet budget faults", () => {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     assert.deepEqual([...statuses], [503], "the third isolate is never admitted");
+    assert.equal(learning, true, "the new instance was in learning mode");
     const view = (await fleet.budget(2)).origins.users;
     assert.deepEqual(view, { limit: 4, leased: 4, holders: 2, learning: false }, "leases re-registered from the holders' reports");
     g.open();

@@ -15,7 +15,7 @@ function fleetConfig(users, budget = {}) {
     retryAfterSeconds: 1,
     origins: {
       // Each isolate alone would admit 4: 12 across the fleet without a budget.
-      users: { url: users.url, maxInFlight: 4, maxQueue: 0, timeoutMs: 800, budget: { maxInFlight: 5, leaseTtlMs: TTL, ...budget } },
+      users: { url: users.url, maxInFlight: 4, maxQueue: 0, timeoutMs: 5000, budget: { maxInFlight: 5, leaseTtlMs: TTL, ...budget } },
     },
     routes: [{ path: "/aggregate", fanout: [{ origin: "users", path: "/u", required: true }] }],
   };

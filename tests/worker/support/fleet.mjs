@@ -32,7 +32,9 @@ export async function startFleet(config, { gateways = 3 } = {}) {
   const logs = [];
   const mf = new Miniflare({
     cf: false,
-    handleStructuredLogs: ({ level, message }) => logs.push({ level, message }),
+    handleStructuredLogs: ({ level, message }) => {
+      logs.push({ level, message });
+    },
     workers: [worker("budget-host", host), ...names.map((name) => worker(name, remote))],
   });
   await mf.ready;
