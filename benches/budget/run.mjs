@@ -5,8 +5,8 @@
 // budget and without it (the same fleet limit split statically: each
 // isolate's own maxInFlight = budget / 3).
 //
-//   node benches/budget/run.mjs            # 5 s per run
-//   SECONDS=10 node benches/budget/run.mjs
+//   node benches/budget/run.mjs            # 10 s per run, origin latency 500 ms
+//   SECONDS=20 LATENCY_MS=200 node benches/budget/run.mjs
 //
 // Prints: object calls per admitted request, admitted p50/p99 latency (and
 // the difference to the run without a budget), the origin's peak
@@ -19,8 +19,8 @@ import { ROOT, compat } from "../support/workerd.mjs";
 
 const BUDGET = 12;
 const GATEWAYS = 3;
-const LATENCY_MS = 100;
-const SECONDS = Number(process.env.SECONDS ?? 5);
+const LATENCY_MS = Number(process.env.LATENCY_MS ?? 500);
+const SECONDS = Number(process.env.SECONDS ?? 10);
 const CAPACITY_RPS = (BUDGET * 1000) / LATENCY_MS;
 
 function startOrigin() {
@@ -63,6 +63,9 @@ async function startFleet(originUrl, budgeted) {
     ...compat(),
     bindings: { EDGESHED: config },
     durableObjects: { EDGESHED_BUDGET: durableObject },
+    // Its own socket: the load goes to workerd directly, not through
+    // Miniflare's dispatch proxy.
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
   });
   const host = { className: "EdgeshedBudget", useSQLite: true };
   const names = Array.from({ length: GATEWAYS }, (_, i) => `gw${i}`);
@@ -72,7 +75,8 @@ async function startFleet(originUrl, budgeted) {
     workers: [worker("budget-host", host), ...names.map((n) => worker(n, { ...host, scriptName: "budget-host" }))],
   });
   await mf.ready;
-  const fetchers = await Promise.all(names.map((n) => mf.getWorker(n)));
+  const urls = await Promise.all(names.map((n) => mf.unsafeGetDirectURL(n)));
+  const fetchers = urls.map((base) => ({ fetch: (url) => fetch(new URL(new URL(url).pathname, base)) }));
   return { mf, fetchers };
 }
 
