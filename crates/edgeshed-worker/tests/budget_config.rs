@@ -73,5 +73,10 @@ fn every_budget_error_is_reported_at_once_naming_its_key() {
             error.errors()
         );
     }
-    assert_eq!(error.errors().len(), expected.len(), "{:#?}", error.errors());
+    assert_eq!(
+        error.errors().len(),
+        expected.len(),
+        "{:#?}",
+        error.errors()
+    );
 }
