@@ -61,6 +61,11 @@ fn check_config(config: &Config) -> Result<(), String> {
         if origin.max_body_bytes == 0 {
             return Err(format!("{}: maxBodyBytes 0", origin.name));
         }
+        if let Some(budget) = &origin.budget {
+            if budget.max_in_flight == 0 || budget.lease_ttl_ms < 100 || budget.binding.is_empty() {
+                return Err(format!("{}: budget {budget:?} accepted", origin.name));
+            }
+        }
     }
     for (index, route) in config.routes.iter().enumerate() {
         let key = match route {

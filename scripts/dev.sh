@@ -75,6 +75,7 @@ Dashboard: $www  (simulation in the browser; "Live gateway" tab for this gateway
   # says "statsPublic": true (without it or a statsToken: 404)
   curl -s $base/__edgeshed/stats   # limiter state and counters (JSON)
   curl -s $base/__edgeshed/metrics # Prometheus text
+  curl -s $base/__edgeshed/budget  # users' fleet budget (its EdgeshedBudget Durable Object)
 
   # 200 concurrent requests: users admits 6 + queues 6, the rest get a fast 503
   seq 200 | xargs -P 200 -I{} curl -s -o /dev/null -w '%{http_code}\\n' $base/aggregate | sort | uniq -c

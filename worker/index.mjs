@@ -5,6 +5,9 @@ import { initSync, handle } from "../dist/worker/edgeshed.js";
 
 initSync({ module: wasm });
 
+// The fleet budget's Durable Object class (wrangler.toml binds it).
+export { EdgeshedBudget } from "./budget.mjs";
+
 export default {
   fetch(request, env, ctx) {
     return handle(request, env, ctx);

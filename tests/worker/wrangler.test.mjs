@@ -21,6 +21,13 @@ test("wrangler.toml [vars.EDGESHED] (the demo configuration) runs in workerd and
     assert.equal(stats.global.limit, 64);
     assert.equal(stats.origins.users.limit, 6);
     assert.equal(stats.origins.recs.limit, 2);
+    // users has a fleet budget (the EdgeshedBudget object wrangler.toml binds)
+    assert.equal(typeof stats.origins.users.leased, "number");
+    assert.equal(stats.origins.recs.leased, undefined);
+    const budget = await worker.get("/__edgeshed/budget");
+    assert.equal(budget.status, 200, budget.text);
+    assert.deepEqual(Object.keys(budget.json.origins), ["users"]);
+    assert.equal(budget.json.origins.users.limit, 12);
     // /aggregate exists (the demo origins may or may not be running here).
     const r = await worker.get("/aggregate");
     assert.ok([200, 502, 503, 504].includes(r.status), `/aggregate: ${r.status} ${r.text}`);
@@ -40,6 +47,10 @@ test("wrangler.toml sets what the tests rely on", () => {
   assert.ok(Array.isArray(config.compatibility_flags));
   assert.equal(config.send_metrics, false, "send_metrics = false (no network calls)");
   assert.equal(config.main, join(ROOT, "worker/index.mjs"));
+  // The fleet budget: the namespace the demo's users.budget names, and its class's migration.
+  assert.deepEqual(config.durable_objects.bindings.map((b) => [b.name, b.class_name]), [["EDGESHED_BUDGET", "EdgeshedBudget"]]);
+  assert.deepEqual(config.migrations.map((m) => [m.tag, m.new_sqlite_classes]), [["v1", ["EdgeshedBudget"]]]);
+  assert.equal(config.vars.EDGESHED.origins.users.budget.binding, "EDGESHED_BUDGET");
 });
 
 test("wrangler deploy --dry-run --outdir <tmp> succeeds offline", { timeout: 180_000 }, async () => {
@@ -61,6 +72,7 @@ test("wrangler deploy --dry-run --outdir <tmp> succeeds offline", { timeout: 180
     const output = stdout + stderr;
     assert.match(output, /--dry-run: exiting now/, output);
     assert.match(output, /env\.EDGESHED/, "the binding is listed");
+    assert.match(output, /env\.EDGESHED_BUDGET \(EdgeshedBudget\)/, "the fleet budget's Durable Object is bound");
     // No bundler warnings (wasm-bindgen's glue used to repeat one snippet
     // module as many keys, one "Duplicate key" warning each; see
     // scripts/dedupe-glue-imports.mjs).

@@ -7,14 +7,17 @@
 //! serde-wasm-bindgen, tests and the fuzz target with `serde_json::Value`.
 
 mod adaptive;
+mod budget;
 mod check;
 mod de;
 mod raw;
 mod routes;
 
 pub use adaptive::Adaptive;
+pub use budget::{DEFAULT_BUDGET_BINDING, DEFAULT_LEASE_TTL_MS};
 
 use super::proxy_path::OriginUrl;
+use crate::budget::Unavailable;
 use core::fmt;
 use core::time::Duration;
 use edgeshed::admission::Policy;
@@ -104,6 +107,24 @@ pub struct Origin {
     /// The largest fan-out response body read into memory; larger ones fail
     /// with 502 instead of exhausting the isolate's memory.
     pub max_body_bytes: u64,
+    /// Its fleet budget (`budget`), if any: a limit shared by every isolate.
+    pub budget: Option<Budget>,
+}
+
+/// `origins.<name>.budget`: at most `max_in_flight` calls to the origin
+/// across every isolate that shares the Durable Object namespace `binding`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// The `env` binding of the `EdgeshedBudget` namespace (default
+    /// [`DEFAULT_BUDGET_BINDING`]).
+    pub binding: String,
+    /// The fleet-wide limit.
+    pub max_in_flight: u32,
+    /// How long a lease lasts unless renewed (default
+    /// [`DEFAULT_LEASE_TTL_MS`]); should exceed the origin's `timeoutMs`.
+    pub lease_ttl_ms: u64,
+    /// What to admit while the object cannot be reached.
+    pub unavailable: Unavailable,
 }
 
 /// A route, matched against the request path.

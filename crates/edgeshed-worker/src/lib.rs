@@ -9,6 +9,8 @@
 //! [edgeshed-wasm](https://docs.rs/edgeshed-wasm)'s executor) is wasm32 only.
 
 pub mod budget;
+#[cfg(target_arch = "wasm32")]
+pub mod budget_object;
 pub mod config;
 pub mod metrics;
 pub mod proxy_path;

@@ -83,6 +83,8 @@ pub struct ScopeMetrics<'a> {
     pub admission_wait: &'a Histogram,
     /// Time the origin took to answer (origins only).
     pub origin_duration: Option<&'a Histogram>,
+    /// Permits leased from the fleet budget (budgeted origins only).
+    pub leased: Option<u32>,
 }
 
 fn stats_json(stats: &Stats) -> String {
@@ -98,7 +100,14 @@ pub fn render_stats_json(scopes: &[ScopeMetrics<'_>]) -> String {
     let mut origins = Vec::new();
     for scope in scopes {
         match scope.scope.strip_prefix("origin:") {
-            Some(name) => origins.push(format!("\"{name}\":{}", stats_json(&scope.stats))),
+            Some(name) => {
+                let mut stats = stats_json(&scope.stats);
+                if let Some(leased) = scope.leased {
+                    stats.pop();
+                    stats.push_str(&format!(",\"leased\":{leased}}}"));
+                }
+                origins.push(format!("\"{name}\":{stats}"));
+            }
             None => global = stats_json(&scope.stats),
         }
     }

@@ -232,3 +232,28 @@ fn a_learning_grant_for_a_lease_that_expired_meanwhile_is_not_used() {
     assert_eq!(g.held(TTL - 1), 3);
     assert_eq!(g.expires_at(), 500 + TTL);
 }
+
+#[test]
+fn a_new_need_right_after_giving_everything_back_asks_at_once() {
+    let ttl = 1_000;
+    let mut holder = LeaseHolder::new(HolderConfig::new(4, ttl, Unavailable::Local));
+    let mut table = LeaseTable::new(8, ttl, 0);
+    let first = holder.poll(ttl, 1).unwrap();
+    holder.on_grant(ttl, table.request("a", first, ttl));
+    assert!(holder.try_admit(ttl));
+    holder.finish(ttl + 10);
+    // idle at the renewal: it gives everything back
+    let at = ttl + 800;
+    let release = holder.poll(at, 0).unwrap();
+    assert_eq!(release.wanted, 0);
+    holder.on_grant(at, table.request("a", release, at));
+    assert_eq!(holder.held(at), 0);
+    // a request 1 ms later must not wait out the retry interval (nor be shed)
+    let ask = holder.poll(at + 1, 1);
+    assert!(ask.is_some(), "asks at once");
+    let ask = ask.unwrap();
+    assert!(ask.wanted >= 1);
+    // while a failure still waits out the interval
+    holder.on_failure();
+    assert!(holder.poll(at + 2, 1).is_none());
+}

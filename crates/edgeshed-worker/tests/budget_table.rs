@@ -201,3 +201,19 @@ fn learning_releases_what_a_holder_no_longer_wants() {
     assert_eq!(table.request("a", ask(2, 0, 0), 20).permits, 0);
     assert_eq!(table.view(20).holders, 0);
 }
+
+#[test]
+fn a_resumed_table_learns_only_while_old_leases_may_live() {
+    // every old lease expired (or none was ever granted): no learning
+    let mut fresh = LeaseTable::resumed(12, TTL, 10_000, 0);
+    assert!(!fresh.learning(10_000));
+    assert_eq!(fresh.request("a", ask(0, 0, 4), 10_000).permits, 4);
+    // old leases live until 10_400: learning until then, not a whole TTL
+    let table = LeaseTable::resumed(12, TTL, 10_000, 10_400);
+    assert!(table.learning(10_399));
+    assert!(!table.learning(10_400));
+    // a horizon beyond one TTL is capped at one TTL (a lease lasts one TTL)
+    let table = LeaseTable::resumed(12, TTL, 10_000, 10_000 + 5 * TTL);
+    assert!(table.learning(10_000 + TTL - 1));
+    assert!(!table.learning(10_000 + TTL));
+}

@@ -16,6 +16,14 @@ export function wranglerToml() {
   return wranglerConfig;
 }
 
+/** wrangler.toml's `[[durable_objects.bindings]]` as Miniflare options. */
+function wranglerDurableObjects(config) {
+  const sqlite = new Set((config.migrations ?? []).flatMap((m) => m.new_sqlite_classes ?? []));
+  return Object.fromEntries(
+    (config.durable_objects?.bindings ?? []).map((b) => [b.name, { className: b.class_name, useSQLite: sqlite.has(b.class_name) }]),
+  );
+}
+
 /** Marks "no EDGESHED binding at all" (the worker then fails closed: 500 config). */
 export const NO_BINDING = Symbol("no binding");
 
@@ -44,7 +52,7 @@ let markers = 0;
  * and `bindings` (more env entries) are for test entries such as
  * `support/hostile-env.mjs`.
  */
-export async function startWorker(binding, { statsToken, scriptPath = "worker/index.mjs", bindings = {} } = {}) {
+export async function startWorker(binding, { statsToken, scriptPath = "worker/index.mjs", bindings = {}, durableObjects } = {}) {
   const wasm = join(ROOT, "dist/worker/edgeshed_bg.wasm");
   if (!existsSync(wasm)) throw new Error(`${wasm} is missing: run ./scripts/build-worker.sh first`);
   const config = wranglerToml();
@@ -61,6 +69,9 @@ export async function startWorker(binding, { statsToken, scriptPath = "worker/in
     compatibilityDate: config.compatibility_date,
     compatibilityFlags: config.compatibility_flags,
     bindings: binding === NO_BINDING ? bindings : { ...bindings, EDGESHED: binding },
+    // The fleet budget's namespace, as wrangler.toml declares it (the
+    // production entry exports the class; other entries bind none unless asked).
+    durableObjects: durableObjects ?? (scriptPath === "worker/index.mjs" ? wranglerDurableObjects(config) : {}),
   };
   const mf = new Miniflare({
     cf: false,

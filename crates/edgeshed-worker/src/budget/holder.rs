@@ -170,8 +170,12 @@ impl LeaseHolder {
         if self.pending.is_some() {
             return None;
         }
+        // Calls are `retry_ms` apart, except a first ask after the holder
+        // gave everything back: that is a new need, not a retry (the table
+        // answered, and nothing is held).
+        let returned = self.reachable && self.last_wanted == 0 && self.held(now) == 0;
         if let Some(last) = self.last_call_at {
-            if now < last.saturating_add(self.cfg.retry_ms) {
+            if now < last.saturating_add(self.cfg.retry_ms) && !(returned && demand > 0) {
                 return None;
             }
         }

@@ -7,7 +7,7 @@
 //! driven by an injected clock (milliseconds as `u64`, e.g. `Date.now()` in
 //! the object and the isolate): no timers, no I/O, no wasm-bindgen.
 //!
-//! Rules (see the README's "Fleet budget (design)"):
+//! Rules (see the README's "Fleet budget"):
 //! - **Safety:** the table never has more than `limit` permits leased to
 //!   unexpired leases, and a holder never counts a permit past its lease's
 //!   expiry (computed from the time it *sent* the request, so it expires
@@ -18,7 +18,9 @@
 //! - **Learning mode:** a table that starts (or restarts) knows nothing;
 //!   for one TTL it only re-registers what holders report they hold, and a
 //!   holder ignores a re-registration that came back after its old lease
-//!   expired. This assumes the restarted object's clock is not behind the
+//!   expired. A table that knows when the old leases expire at the latest
+//!   ([`LeaseTable::resumed`], the object's stored horizon) learns only
+//!   until then. This assumes the restarted object's clock is not behind the
 //!   one that granted the old leases.
 
 mod fair;

@@ -40,6 +40,17 @@ impl LeaseTable {
         }
     }
 
+    /// A table started at `now` that knows when the leases of an earlier
+    /// table expire at the latest (`horizon`, e.g. kept in the object's
+    /// storage): it is in learning mode until the earlier of `horizon` and
+    /// `now + ttl_ms`, so not at all when `horizon` has passed (a first
+    /// start, or a restart after every old lease expired).
+    pub fn resumed(limit: u32, ttl_ms: u64, now: u64, horizon: u64) -> Self {
+        let mut table = Self::new(limit, ttl_ms, now);
+        table.learning_until = table.learning_until.min(horizon);
+        table
+    }
+
     /// The fleet limit.
     pub fn limit(&self) -> u32 {
         self.limit

@@ -275,6 +275,7 @@ fn origin(report: &mut Report, name: &str, section: &Section<RawOrigin>) -> Opti
     let adaptive = super::adaptive::of_origin(report, &path, raw);
     let timeout = report.millis(&raw.timeout_ms, &join(&path, "timeoutMs"));
     let max_body_bytes = report.int(&raw.max_body_bytes, &join(&path, "maxBodyBytes"));
+    let budget = super::budget::budget(report, &path, &raw.budget);
     let (mut limit, adaptive) = (limit?, adaptive?);
     if let Some(adaptive) = &adaptive {
         // The semaphore starts at the algorithm's initial limit.
@@ -287,5 +288,6 @@ fn origin(report: &mut Report, name: &str, section: &Section<RawOrigin>) -> Opti
         adaptive,
         timeout: Some(timeout.or(DEFAULT_ORIGIN_TIMEOUT)?),
         max_body_bytes: max_body_bytes.or(DEFAULT_MAX_BODY_BYTES)?,
+        budget: budget?,
     })
 }

@@ -3,6 +3,7 @@
 //! (`null` means omitted); what is required, and every rule across keys, is
 //! checked in `check.rs`.
 
+use super::budget::RawBudget;
 use super::de::{Entries, Flag, Int, List, Range, Section, Text};
 use serde::Deserialize;
 
@@ -81,6 +82,7 @@ pub(super) struct RawOrigin {
     pub(super) timeout_ms: Option<Int<Millis>>,
     pub(super) max_body_bytes: Option<Int<Bytes>>,
     pub(super) adaptive: Option<Section<super::adaptive::RawAdaptive>>,
+    pub(super) budget: Option<Section<RawBudget>>,
 }
 
 /// `routes[i]`: a fan-out route (`path`) or a proxy route (`prefix`).

@@ -19,7 +19,7 @@ fn same_secret(given: &str, expected: &str) -> bool {
             == 0
 }
 
-pub(crate) fn respond(
+pub(crate) async fn respond(
     gateway: &Gateway,
     request: &web_sys::Request,
     path: &str,
@@ -75,10 +75,12 @@ pub(crate) fn respond(
                 edgeshed_wasm::task::foreign_steps(),
                 super::proxy::held_bodies(),
             ));
+            super::budget_admin::render_metrics(gateway, &mut body);
             ResponseParts::text(200, "text/plain; version=0.0.4; charset=utf-8", body)
                 .header("cache-control", "no-store")
                 .into_response()
         }
+        "/__edgeshed/budget" => super::budget_admin::fleet(gateway).await,
         _ => ResponseParts::json(404, error_json("not_found", &[])).into_response(),
     }
 }

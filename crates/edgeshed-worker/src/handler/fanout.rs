@@ -60,6 +60,7 @@ pub(crate) async fn respond(
     entry: Instant,
     deadline: Option<Instant>,
     calls: &[FanOutCall],
+    ctx: &JsValue,
 ) -> Result<web_sys::Response, JsValue> {
     let retry_after = gateway.config.retry_after_seconds.to_string();
     let admit = match deadline {
@@ -86,7 +87,7 @@ pub(crate) async fn respond(
     let accept = request.headers().get("accept").ok().flatten();
     let futures: Vec<_> = calls
         .iter()
-        .map(|call| call_origin(gateway, call, deadline, accept.as_deref()))
+        .map(|call| call_origin(gateway, call, deadline, accept.as_deref(), ctx))
         .collect();
     let (outcomes, decisive) = until_decided(futures, |index, outcome: &Outcome| {
         outcome.result.is_err() && calls.get(index).is_some_and(|call| call.required)
@@ -209,9 +210,10 @@ async fn call_origin(
     call: &FanOutCall,
     deadline: Option<Instant>,
     accept: Option<&str>,
+    ctx: &JsValue,
 ) -> Outcome {
     let start = JsClock.now();
-    let (permit, waited) = match admit_origin(gateway, call.origin, deadline).await {
+    let (permit, waited) = match admit_origin(gateway, call.origin, deadline, ctx).await {
         Ok(admitted) => admitted,
         Err(failure) => {
             return Outcome {

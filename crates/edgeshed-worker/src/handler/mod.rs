@@ -5,6 +5,9 @@
 //! forwards `fetch(request, env, ctx)` to [`handle`].
 
 mod admin;
+mod budget;
+mod budget_admin;
+mod budget_calls;
 mod convert;
 mod fanout;
 mod origin_call;
@@ -102,7 +105,7 @@ async fn route(
     let url = web_sys::Url::new(&request.url())?;
     let path = url.pathname();
     if path.starts_with("/__edgeshed/") {
-        return admin::respond(&gateway, &request, &path);
+        return admin::respond(&gateway, &request, &path).await;
     }
     match gateway.config.route(&path) {
         None => ResponseParts::json(404, error_json("not_found", &[]))
@@ -112,7 +115,7 @@ async fn route(
             deadline, calls, ..
         }) => {
             let deadline = deadline.map(|budget| entry + budget);
-            fanout::respond(&gateway, &request, entry, deadline, calls).await
+            fanout::respond(&gateway, &request, entry, deadline, calls, &ctx).await
         }
         Some(crate::config::Route::Proxy { prefix, origin }) => {
             let rest = path.get(prefix.len()..).unwrap_or_default().to_string();

@@ -69,12 +69,21 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Waits for a permit of origin `index`; returns it and the time waited.
+/// An origin permit: the local limiter's and, for a budgeted origin, the
+/// fleet budget's. Dropping it frees both.
+pub(crate) struct OriginPermit {
+    _local: Permit,
+    _budget: Option<super::budget::BudgetPermit>,
+}
+
+/// Waits for a permit of origin `index` (its local limit, then its fleet
+/// budget, if any); returns it and the time waited.
 pub(crate) async fn admit_origin(
     gateway: &Gateway,
     index: usize,
     deadline: Option<Instant>,
-) -> Result<(Permit, Duration), Failure> {
+    ctx: &JsValue,
+) -> Result<(OriginPermit, Duration), Failure> {
     let admission = gateway.origins.get(index).ok_or(Failure::Unreachable)?;
     let start = JsClock.now();
     let admit = match deadline {
@@ -82,12 +91,28 @@ pub(crate) async fn admit_origin(
         None => admission.admit(),
     };
     let outcome = edgeshed_wasm::task::RemoteWake::new(admit).await;
+    let outcome = match (outcome, gateway.budgets.get(index).and_then(Option::as_ref)) {
+        (Ok(local), Some(budget)) => {
+            let timeout = gateway.config.origins.get(index).and_then(|o| o.timeout);
+            match budget.admit(ctx, time_limit(deadline, timeout)).await {
+                Ok(budget) => Ok((local, Some(budget))),
+                Err(failure) => return Err(failure),
+            }
+        }
+        (outcome, _) => outcome.map(|local| (local, None)),
+    };
     let waited = JsClock.now().saturating_duration_since(start);
     if let Some(histogram) = gateway.metrics.borrow_mut().origin_wait.get_mut(index) {
         histogram.observe(waited);
     }
     match outcome {
-        Ok(permit) => Ok((permit, waited)),
+        Ok((local, budget)) => Ok((
+            OriginPermit {
+                _local: local,
+                _budget: budget,
+            },
+            waited,
+        )),
         Err(AdmitError::Expired) => Err(Failure::Deadline),
         // Overloaded, closed, or a refusal added to the core later.
         Err(_) => Err(Failure::Overloaded),

@@ -130,7 +130,7 @@ pub(crate) async fn respond(
         }
     };
     let scope = format!("origin:{}", origin.name);
-    let (origin_permit, origin_wait) = match admit_origin(gateway, origin_index, None).await {
+    let (origin_permit, origin_wait) = match admit_origin(gateway, origin_index, None, &ctx).await {
         Ok(admitted) => admitted,
         Err(_) => {
             return ResponseParts::json(503, error_json("overloaded", &[("scope", &scope)]))

@@ -26,6 +26,8 @@ pub(crate) struct Gateway {
     pub(crate) origins: Vec<Admission<JsClock>>,
     /// Per origin: the controller of its adaptive limit (`None`: fixed).
     pub(crate) controllers: Vec<Option<Controller<AnyLimit>>>,
+    /// The fleet budget of each origin, in `config.origins` order.
+    pub(crate) budgets: Vec<Option<Rc<super::budget::OriginBudget>>>,
     pub(crate) metrics: RefCell<Metrics>,
 }
 
@@ -79,6 +81,7 @@ impl Gateway {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let controllers = super::origin_limit::controllers(&config, &origins)?;
+        let budgets = super::budget::budgets(env, &config)?;
         let metrics = Metrics {
             global_wait: Histogram::default(),
             origin_wait: vec![Histogram::default(); origins.len()],
@@ -90,6 +93,7 @@ impl Gateway {
             global,
             origins,
             controllers,
+            budgets,
             metrics: RefCell::new(metrics),
         })
     }
@@ -108,6 +112,7 @@ impl Gateway {
             stats: self.global.stats(),
             admission_wait: &metrics.global_wait,
             origin_duration: None,
+            leased: None,
         }];
         for (index, admission) in self.origins.iter().enumerate() {
             if let (Some(name), Some(wait)) = (names.get(index), metrics.origin_wait.get(index)) {
@@ -116,6 +121,11 @@ impl Gateway {
                     stats: admission.stats(),
                     admission_wait: wait,
                     origin_duration: metrics.origin_duration.get(index),
+                    leased: self
+                        .budgets
+                        .get(index)
+                        .and_then(Option::as_ref)
+                        .map(|budget| budget.leased()),
                 });
             }
         }

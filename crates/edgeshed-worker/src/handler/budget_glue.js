@@ -1,0 +1,166 @@
+// JavaScript helpers of the fleet budget (src/handler/budget.rs,
+// src/handler/budget_admin.rs): calls to the EdgeshedBudget Durable Object.
+// Nothing here throws into Rust: every outcome is reported through a
+// callback or a promise that settles.
+
+/** `env[name]` if it looks like a Durable Object namespace, else undefined. */
+export function namespaceOf(env, name) {
+  try {
+    const namespace = env?.[name];
+    if (namespace && typeof namespace.idFromName === "function" && typeof namespace.get === "function") {
+      return namespace;
+    }
+  } catch {
+    // a getter that throws: no usable binding
+  }
+  return undefined;
+}
+
+/** A fresh id for this isolate's holder (created lazily: not at module scope). */
+export function newHolderId() {
+  try {
+    return crypto.randomUUID();
+  } catch {
+    return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  }
+}
+
+/** A `.retryable` Durable Object error that is not `.overloaded`. */
+function retryable(error) {
+  try {
+    return error?.retryable === true && error?.overloaded !== true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Calls `method(...args)` on the object `name` of `namespace`; a
+ * `.retryable` error is retried once on a new stub, an `.overloaded` one
+ * never. Rejects (never throws) on failure.
+ */
+export function callObject(namespace, name, method, args) {
+  const attempt = (retried) => {
+    let result;
+    try {
+      const stub = namespace.get(namespace.idFromName(name));
+      result = stub[method](...args);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    return Promise.resolve(result).catch((error) => {
+      if (!retried && retryable(error)) return attempt(true);
+      throw error;
+    });
+  };
+  return attempt(false);
+}
+
+/** `promise`, or a rejection after `ms`; the timer is cleared either way. */
+export function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+const isCount = (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000;
+
+/**
+ * One lease call: `done(ok, permits, ttlMs, learning)` is called exactly
+ * once, later (never synchronously), with the grant or `ok = false` on any
+ * failure (a throw, a rejection, a malformed answer, `timeoutMs` passed).
+ * The call is registered with `ctx.waitUntil`, so it completes even when
+ * the request that made it has answered.
+ */
+export function callLease(namespace, name, holder, limit, ttlMs, held, inUse, wanted, timeoutMs, done, ctx) {
+  let reported = false;
+  const report = (ok, permits, ttl, learning) => {
+    if (reported) return;
+    reported = true;
+    try {
+      done(ok, permits, ttl, learning);
+    } catch {
+      // the Rust side never throws; nothing more to do
+    }
+  };
+  let settled;
+  try {
+    const request = { limit, ttlMs, held, inUse, wanted };
+    const call = callObject(namespace, name, "lease", [holder, request]);
+    settled = withTimeout(call, timeoutMs, "lease").then(
+      (grant) => {
+        const ok = isCount(grant?.permits) && Number.isInteger(grant?.ttlMs) && grant.ttlMs > 0
+          && typeof grant?.learning === "boolean";
+        if (ok) report(true, grant.permits, grant.ttlMs, grant.learning);
+        else report(false, 0, 0, false);
+      },
+      () => report(false, 0, 0, false),
+    );
+  } catch {
+    settled = Promise.resolve().then(() => report(false, 0, 0, false));
+  }
+  try {
+    if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(settled);
+  } catch {
+    // a context that refuses: the call still settles on its own timer
+  }
+}
+
+/**
+ * The fleet view of every budgeted origin: `entries` is
+ * `[[origin name, namespace, limit, ttlMs], ...]`; resolves (never rejects)
+ * to `{ "<name>": { limit, leased, holders, learning } }`, or
+ * `{ limit, error: "unavailable", message }` for an object that failed.
+ */
+export function fleetViews(entries, timeoutMs) {
+  const one = ([name, namespace, limit, ttlMs]) =>
+    withTimeout(callObject(namespace, name, "view", [{ limit, ttlMs }]), timeoutMs, "view").then(
+      (view) => [name, { limit: view?.limit, leased: view?.leased, holders: view?.holders, learning: view?.learning }],
+      (error) => {
+        let message = "";
+        try {
+          message = String(error?.message ?? error);
+        } catch {
+          // a message that throws
+        }
+        return [name, { limit, error: "unavailable", message }];
+      },
+    );
+  try {
+    return Promise.all(entries.map(one)).then((pairs) => ({ origins: Object.fromEntries(pairs) }));
+  } catch {
+    return Promise.resolve({ origins: {} });
+  }
+}
+
+/**
+ * Calls `callback()` after `ms`, under `ctx.waitUntil` (the renewal timer
+ * of a busy holder: it lives in the context of the request that armed it).
+ */
+export function later(ctx, ms, callback) {
+  try {
+    const fired = new Promise((resolve) => {
+      setTimeout(() => {
+        try {
+          callback();
+        } finally {
+          resolve();
+        }
+      }, ms);
+    });
+    if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(fired);
+  } catch {
+    // no timer: the next admission arms another one
+  }
+}
+
+/** `console.warn(message)`; never throws. */
+export function logWarning(message) {
+  try {
+    console.warn(message);
+  } catch {
+    // A console that throws must not break the request.
+  }
+}

@@ -1,0 +1,88 @@
+// A test entry for the fleet budget: the real handler and the real
+// EdgeshedBudget class, plus test hooks the production entry does not have.
+// - The object can lose its memory on demand (`reset()`: ctx.abort(), so the
+//   next call makes a new instance, as an eviction or a restart would).
+// - A gateway isolate can "die" (`/__test/die`): from then on it answers
+//   nothing and its calls to the object never arrive, so its leases are
+//   neither renewed nor returned, as when its isolate is gone.
+// - `env.BROKEN_BUDGET` is a namespace whose stubs throw `.retryable` errors
+//   (retried once on a new stub), `env.OVERLOADED_BUDGET` one whose stubs
+//   throw `.overloaded` ones (never retried): the object is unreachable.
+import wasm from "../../../dist/worker/edgeshed_bg.wasm";
+import { initSync, handle } from "../../../dist/worker/edgeshed.js";
+import { EdgeshedBudget as RealBudget } from "../../../worker/budget.mjs";
+
+initSync({ module: wasm });
+
+export class EdgeshedBudget extends RealBudget {
+  /** Test hook: the object loses its memory (a new instance on the next call). */
+  reset() {
+    this.ctx.abort(new Error("test: the object loses its memory"));
+  }
+}
+
+let dead = false;
+// Calls (lease attempts) and stubs made per broken namespace.
+const brokenSeen = { retryable: { calls: 0, stubs: 0 }, overloaded: { calls: 0, stubs: 0 } };
+
+/** A namespace whose stubs throw errors flagged as `flags`. */
+const broken = (kind, flags) => ({
+  idFromName: (name) => name,
+  get() {
+    brokenSeen[kind].stubs += 1;
+    const boom = () => {
+      throw Object.assign(new Error(`test: the object is unreachable (${kind})`), flags);
+    };
+    return {
+      lease() {
+        brokenSeen[kind].calls += 1;
+        boom();
+      },
+      view: boom,
+    };
+  },
+});
+const BROKEN = {
+  BROKEN_BUDGET: broken("retryable", { retryable: true }),
+  OVERLOADED_BUDGET: broken("overloaded", { retryable: true, overloaded: true }),
+};
+
+let wrapped;
+function envFor(env) {
+  if (wrapped?.env === env) return wrapped.value;
+  const real = env.EDGESHED_BUDGET;
+  const value = { ...env, ...BROKEN };
+  if (real) {
+    value.EDGESHED_BUDGET = {
+      idFromName: (name) => real.idFromName(name),
+      // A dead isolate's calls never arrive.
+      get: (id) => (dead ? { lease: () => new Promise(() => {}), view: () => new Promise(() => {}) } : real.get(id)),
+    };
+  }
+  wrapped = { env, value };
+  return value;
+}
+
+export default {
+  async fetch(request, env, ctx) {
+    const { pathname, searchParams } = new URL(request.url);
+    if (pathname === "/__test/die") {
+      dead = true;
+      return new Response("dead");
+    }
+    if (pathname === "/__test/reset") {
+      const namespace = env.EDGESHED_BUDGET;
+      try {
+        await namespace.get(namespace.idFromName(searchParams.get("origin"))).reset();
+      } catch {
+        // the call that aborts the object fails: expected
+      }
+      return new Response("reset");
+    }
+    if (pathname === "/__test/broken") {
+      return Response.json(brokenSeen);
+    }
+    if (dead) return new Response("dead", { status: 599 });
+    return handle(request, envFor(env), ctx);
+  },
+};
