@@ -120,10 +120,12 @@ export function bodyHolder(timeoutMs) {
 // Expires the bodies idle for timeoutMs. Their own timers do that, except in
 // workerd once the request that fetched them is gone (its timers never fire):
 // then the next call of any request, or stats(), does it here.
+// Returns the count of bodies still held (the wasm skips the call at 0).
 export function sweepBodies(holder) {
-  if (holder.heldBodies === 0 || bodyClock() < holder.nextCheck) return;
+  if (holder.heldBodies === 0 || bodyClock() < holder.nextCheck) return holder.heldBodies;
   holder.nextCheck = Infinity;
   for (const expire of [...holder.live.values()]) expire();
+  return holder.heldBodies;
 }
 export function holdUntilBodyDone(holder, response, id, releaseId) {
   const release = () => releaseId(id);
