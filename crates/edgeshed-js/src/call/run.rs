@@ -82,6 +82,10 @@ fn call_settling(
     reject: &js_sys::Function,
 ) {
     match task.call0(&JsValue::UNDEFINED) {
+        Ok(returned) if is_plain(&returned) => {
+            drop(running.sample(|| false));
+            let _ = resolve.call1(&JsValue::UNDEFINED, &returned);
+        }
         Ok(returned) => {
             running.hand_over(|id, release| settle_holding(&returned, id, release, resolve, reject))
         }
@@ -92,10 +96,22 @@ fn call_settling(
     }
 }
 
+/// Whether `value` is settled as it is: neither an object nor a function, so
+/// it cannot be a thenable (`Promise.resolve` fulfils with it at once).
+fn is_plain(value: &JsValue) -> bool {
+    !value.is_object() && !value.is_function()
+}
+
 /// Calls `task` with nothing to race: the call's permit (and its sample)
-/// rides on the settlement of what it returns (and ends at once if it throws).
+/// rides on the settlement of what it returns (and ends at once if it throws,
+/// or returns a value that is no thenable).
 fn call_holding(task: &js_sys::Function, running: Running) -> js_sys::Promise {
     match task.call0(&JsValue::UNDEFINED) {
+        // A synchronous result: the work is done, its slot free now.
+        Ok(returned) if is_plain(&returned) => {
+            drop(running.sample(|| false));
+            js_sys::Promise::resolve(&returned)
+        }
         Ok(returned) => {
             running.hand_over(|id, release| release_when_settled(&returned, id, release))
         }
