@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import "./support/link-package.mjs";
 import { deferred } from "./support/helpers.mjs";
 
-const { Limiter } = await import("edgeshed");
+const { Limiter, OverloadedError, DeadlineError } = await import("edgeshed");
 const LONG = 60_000;
 
 describe("run with a synchronous fn", () => {
@@ -56,5 +56,35 @@ describe("run with a synchronous fn", () => {
     assert.equal(await first, 1);
     // Sampled (holding its permit: the limit in use) as a success: aimd adds one.
     assert.equal(limiter.stats().limit, 2, "the call was sampled");
+  });
+});
+
+describe("the shed path's errors", () => {
+  test("a shed rejects with an OverloadedError: own status, name and message by class", async () => {
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 0 });
+    const gate = deferred();
+    const holder = limiter.run(() => gate.promise);
+    const error = await limiter.run(() => 1).then(
+      () => assert.fail("admitted"),
+      (e) => e,
+    );
+    assert.ok(error instanceof OverloadedError && error instanceof Error);
+    assert.equal(error.name, "OverloadedError");
+    assert.equal(error.message, "service overloaded");
+    assert.equal(error.status, 503);
+    assert.equal(String(error), "OverloadedError: service overloaded");
+    assert.equal(error.stack.split("\n").length, 1);
+    assert.deepEqual(JSON.parse(JSON.stringify(error)), { status: 503 });
+    gate.resolve();
+    await holder;
+  });
+
+  test("the exported classes keep their defaults and take a message", () => {
+    assert.equal(new OverloadedError().message, "service overloaded");
+    assert.equal(new OverloadedError("x").message, "x");
+    assert.equal(new OverloadedError().name, "OverloadedError");
+    assert.equal(new DeadlineError().message, "deadline expired");
+    assert.equal(new DeadlineError().name, "DeadlineError");
+    assert.equal(new DeadlineError().status, 504);
   });
 });

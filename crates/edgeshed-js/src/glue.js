@@ -5,20 +5,28 @@
 // --- src/errors.rs ---
 /** Rejection of a call refused for lack of capacity (shed or queue timeout). */
 export class OverloadedError extends Error {
-  constructor(message = "service overloaded") {
+  constructor(message) {
     super(message);
-    this.name = "OverloadedError";
     this.status = 503;
   }
 }
 /** Rejection of a call whose deadline (or a body's bodyTimeoutMs) passed. */
 export class DeadlineError extends Error {
-  constructor(message = "deadline expired") {
+  constructor(message) {
     super(message);
-    this.name = "DeadlineError";
     this.status = 504;
   }
 }
+// The name and the default message live on the prototypes, as they do for
+// the built-in errors: two property writes fewer per rejection.
+Object.defineProperties(OverloadedError.prototype, {
+  name: { value: "OverloadedError", writable: true, configurable: true },
+  message: { value: "service overloaded", writable: true, configurable: true },
+});
+Object.defineProperties(DeadlineError.prototype, {
+  name: { value: "DeadlineError", writable: true, configurable: true },
+  message: { value: "deadline expired", writable: true, configurable: true },
+});
 // These errors are flow control (503/504), raised by the thousand under
 // overload; a stack trace would only point into edgeshed and costs more than
 // everything else on the rejection path. Their messages live here, so a
@@ -33,7 +41,16 @@ function withoutStack(make) {
   }
 }
 export function overloadedError(queueTimeout) {
-  return withoutStack(() => new OverloadedError(queueTimeout ? "service overloaded: queue timeout" : undefined));
+  // Inline (no closure, no try: the constructor cannot throw): the shed path.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  const error = new OverloadedError(queueTimeout ? "service overloaded: queue timeout" : undefined);
+  Error.stackTraceLimit = limit;
+  return error;
+}
+// A promise rejected with a new OverloadedError: the shed path's one crossing.
+export function overloadedRejection(queueTimeout) {
+  return Promise.reject(overloadedError(queueTimeout));
 }
 export function deadlineError() {
   return withoutStack(() => new DeadlineError());

@@ -50,12 +50,15 @@ pub(crate) fn run(
             .map_err(|_| type_error("fn must be a function"))?;
         let options = call_options(&options, "options", true)?;
         let deadline = deadline_of(&options);
-        let admitting = start_admission(admission, deadline, options.signal.as_ref())?;
-        Ok::<_, JsValue>((task, options, deadline, admitting))
+        Ok::<_, JsValue>((task, options, deadline))
     })();
-    let (task, options, deadline, admitting) = match started {
+    let (task, options, deadline) = match started {
         Ok(started) => started,
         Err(error) => return js_sys::Promise::reject(&error),
+    };
+    let admitting = match start_admission(admission, deadline, options.signal.as_ref()) {
+        Ok(admitting) => admitting,
+        Err(refusal) => return refusal.into_rejection(),
     };
     match admitting {
         // The common case, admitted at once with nothing to race: no task,
