@@ -124,7 +124,7 @@ describe("admission", () => {
     gate.resolve("done");
     assert.equal(await holder, "done");
     // The timed-out waiter did not take the released permit: the next call is admitted at once.
-    const next = limiter.run(() => "next");
+    const next = limiter.run(async () => "next");
     assert.equal(stats(limiter).inFlight, 1);
     assert.equal(await next, "next");
     assert.deepEqual(stats(limiter), expect({ inFlight: 0, queued: 0, admitted: 2, shed: 0, queueTimeouts: 1, limit: 1 }));

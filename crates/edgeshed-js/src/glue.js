@@ -5,20 +5,28 @@
 // --- src/errors.rs ---
 /** Rejection of a call refused for lack of capacity (shed or queue timeout). */
 export class OverloadedError extends Error {
-  constructor(message = "service overloaded") {
+  constructor(message) {
     super(message);
-    this.name = "OverloadedError";
     this.status = 503;
   }
 }
 /** Rejection of a call whose deadline (or a body's bodyTimeoutMs) passed. */
 export class DeadlineError extends Error {
-  constructor(message = "deadline expired") {
+  constructor(message) {
     super(message);
-    this.name = "DeadlineError";
     this.status = 504;
   }
 }
+// The name and the default message live on the prototypes, as they do for
+// the built-in errors: two property writes fewer per rejection.
+Object.defineProperties(OverloadedError.prototype, {
+  name: { value: "OverloadedError", writable: true, configurable: true },
+  message: { value: "service overloaded", writable: true, configurable: true },
+});
+Object.defineProperties(DeadlineError.prototype, {
+  name: { value: "DeadlineError", writable: true, configurable: true },
+  message: { value: "deadline expired", writable: true, configurable: true },
+});
 // These errors are flow control (503/504), raised by the thousand under
 // overload; a stack trace would only point into edgeshed and costs more than
 // everything else on the rejection path. Their messages live here, so a
@@ -33,7 +41,16 @@ function withoutStack(make) {
   }
 }
 export function overloadedError(queueTimeout) {
-  return withoutStack(() => new OverloadedError(queueTimeout ? "service overloaded: queue timeout" : undefined));
+  // Inline (no closure, no try: the constructor cannot throw): the shed path.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  const error = new OverloadedError(queueTimeout ? "service overloaded: queue timeout" : undefined);
+  Error.stackTraceLimit = limit;
+  return error;
+}
+// A promise rejected with a new OverloadedError: the shed path's one crossing.
+export function overloadedRejection(queueTimeout) {
+  return Promise.reject(overloadedError(queueTimeout));
 }
 export function deadlineError() {
   return withoutStack(() => new DeadlineError());
@@ -120,10 +137,12 @@ export function bodyHolder(timeoutMs) {
 // Expires the bodies idle for timeoutMs. Their own timers do that, except in
 // workerd once the request that fetched them is gone (its timers never fire):
 // then the next call of any request, or stats(), does it here.
+// Returns the count of bodies still held (the wasm skips the call at 0).
 export function sweepBodies(holder) {
-  if (holder.heldBodies === 0 || bodyClock() < holder.nextCheck) return;
+  if (holder.heldBodies === 0 || bodyClock() < holder.nextCheck) return holder.heldBodies;
   holder.nextCheck = Infinity;
   for (const expire of [...holder.live.values()]) expire();
+  return holder.heldBodies;
 }
 export function holdUntilBodyDone(holder, response, id, releaseId) {
   const release = () => releaseId(id);

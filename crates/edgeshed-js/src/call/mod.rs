@@ -17,11 +17,11 @@ pub(crate) use fetch::fetch;
 pub(crate) use run::run;
 
 use crate::counters::CallCounters;
-use crate::errors::admit_error;
+use crate::errors::{admit_error, admit_rejection};
 use crate::options::CallOptions;
 use core::future::Future;
 use core::task::Poll;
-use edgeshed::admission::{Admission, Admit};
+use edgeshed::admission::{Admission, Admit, AdmitError};
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::abort::{abort_reason, Aborted};
@@ -52,18 +52,46 @@ enum Admitting {
     Waiting(Admit<JsClock>),
 }
 
+/// Why a call was not admitted now: the core refused it, or its signal had
+/// aborted already (its reason).
+enum Refusal {
+    Refused(AdmitError),
+    Aborted(JsValue),
+}
+
+impl From<Refusal> for JsValue {
+    fn from(refusal: Refusal) -> JsValue {
+        match refusal {
+            Refusal::Refused(error) => admit_error(error),
+            Refusal::Aborted(reason) => reason,
+        }
+    }
+}
+
+impl Refusal {
+    /// A promise rejected with the refusal's error.
+    fn into_rejection(self) -> js_sys::Promise {
+        match self {
+            Refusal::Refused(error) => admit_rejection(error),
+            Refusal::Aborted(reason) => js_sys::Promise::reject(&reason),
+        }
+    }
+}
+
 /// Decides admission now: admitted, queued (keeps its place), or refused.
 fn start_admission(
     admission: &Admission<JsClock>,
     deadline: Option<Instant>,
     signal: Option<&AbortSignal>,
-) -> Result<Admitting, JsValue> {
+) -> Result<Admitting, Refusal> {
     if let Some(signal) = signal {
         // Read through the guarded helper: a foreign request's signal
         // throws in workerd.
         let aborted = abort_reason(signal);
         if !aborted.is_undefined() {
-            return Err(js_sys::Reflect::get(&aborted, &"reason".into()).unwrap_or_default());
+            return Err(Refusal::Aborted(
+                js_sys::Reflect::get(&aborted, &"reason".into()).unwrap_or_default(),
+            ));
         }
     }
     // The common case first: a free slot, taken without a future.
@@ -78,7 +106,7 @@ fn start_admission(
     };
     match admit.enter() {
         Poll::Ready(Ok(permit)) => Ok(Admitting::Admitted(permit)),
-        Poll::Ready(Err(error)) => Err(admit_error(error)),
+        Poll::Ready(Err(error)) => Err(Refusal::Refused(error)),
         Poll::Pending => Ok(Admitting::Waiting(admit)),
     }
 }

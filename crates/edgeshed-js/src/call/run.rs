@@ -50,12 +50,15 @@ pub(crate) fn run(
             .map_err(|_| type_error("fn must be a function"))?;
         let options = call_options(&options, "options", true)?;
         let deadline = deadline_of(&options);
-        let admitting = start_admission(admission, deadline, options.signal.as_ref())?;
-        Ok::<_, JsValue>((task, options, deadline, admitting))
+        Ok::<_, JsValue>((task, options, deadline))
     })();
-    let (task, options, deadline, admitting) = match started {
+    let (task, options, deadline) = match started {
         Ok(started) => started,
         Err(error) => return js_sys::Promise::reject(&error),
+    };
+    let admitting = match start_admission(admission, deadline, options.signal.as_ref()) {
+        Ok(admitting) => admitting,
+        Err(refusal) => return refusal.into_rejection(),
     };
     match admitting {
         // The common case, admitted at once with nothing to race: no task,
@@ -82,6 +85,10 @@ fn call_settling(
     reject: &js_sys::Function,
 ) {
     match task.call0(&JsValue::UNDEFINED) {
+        Ok(returned) if is_plain(&returned) => {
+            drop(running.sample(|| false));
+            let _ = resolve.call1(&JsValue::UNDEFINED, &returned);
+        }
         Ok(returned) => {
             running.hand_over(|id, release| settle_holding(&returned, id, release, resolve, reject))
         }
@@ -92,10 +99,22 @@ fn call_settling(
     }
 }
 
+/// Whether `value` is settled as it is: neither an object nor a function, so
+/// it cannot be a thenable (`Promise.resolve` fulfils with it at once).
+fn is_plain(value: &JsValue) -> bool {
+    !value.is_object() && !value.is_function()
+}
+
 /// Calls `task` with nothing to race: the call's permit (and its sample)
-/// rides on the settlement of what it returns (and ends at once if it throws).
+/// rides on the settlement of what it returns (and ends at once if it throws,
+/// or returns a value that is no thenable).
 fn call_holding(task: &js_sys::Function, running: Running) -> js_sys::Promise {
     match task.call0(&JsValue::UNDEFINED) {
+        // A synchronous result: the work is done, its slot free now.
+        Ok(returned) if is_plain(&returned) => {
+            drop(running.sample(|| false));
+            js_sys::Promise::resolve(&returned)
+        }
         Ok(returned) => {
             running.hand_over(|id, release| release_when_settled(&returned, id, release))
         }

@@ -1,0 +1,90 @@
+// The fast paths of the JS face (issue 15): a `run` whose fn returns a plain
+// value frees its slot at once (its work is done), the shed path's error
+// keeps its class, name, message and status, and a limiter that has held
+// `fetch` bodies still sweeps them after others ended.
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import "./support/link-package.mjs";
+import { deferred } from "./support/helpers.mjs";
+
+const { Limiter, OverloadedError, DeadlineError } = await import("edgeshed");
+const LONG = 60_000;
+
+describe("run with a synchronous fn", () => {
+  test("a plain value frees the slot before run returns, and still resolves", async () => {
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 0 });
+    const first = limiter.run(() => 1);
+    assert.equal(limiter.stats().inFlight, 0, "slot free at once");
+    // The slot is free: a second call is admitted, not shed.
+    const second = limiter.run(() => "two");
+    assert.equal(limiter.stats().shed, 0);
+    assert.equal(await first, 1);
+    assert.equal(await second, "two");
+    assert.equal(await limiter.run(() => undefined), undefined);
+    assert.equal(await limiter.run(() => null), null);
+  });
+
+  test("an object or a thenable still holds the slot until it settles", async () => {
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 0 });
+    const object = { n: 1 };
+    assert.equal(await limiter.run(() => object), object);
+    const gate = deferred();
+    const thenable = { then: (ok, fail) => gate.promise.then(ok, fail) };
+    const held = limiter.run(() => thenable);
+    assert.equal(limiter.stats().inFlight, 1, "held while the thenable is pending");
+    gate.resolve(7);
+    assert.equal(await held, 7);
+    assert.equal(limiter.stats().inFlight, 0);
+  });
+
+  test("a queued call returning a plain value frees its slot for the next", async () => {
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 2, queueTimeoutMs: LONG });
+    const gate = deferred();
+    const holder = limiter.run(() => gate.promise);
+    const queued = [limiter.run(() => 1), limiter.run(() => 2)];
+    assert.equal(limiter.stats().queued, 2);
+    gate.resolve(0);
+    assert.deepEqual(await Promise.all([holder, ...queued]), [0, 1, 2]);
+    assert.equal(limiter.stats().inFlight, 0);
+    assert.equal(limiter.stats().admitted, 3);
+  });
+
+  test("an adaptive limiter samples a synchronous call, then frees its slot", async () => {
+    const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 1, minLimit: 1, maxLimit: 8 } });
+    const first = limiter.run(() => 1);
+    assert.equal(limiter.stats().inFlight, 0);
+    assert.equal(await first, 1);
+    // Sampled (holding its permit: the limit in use) as a success: aimd adds one.
+    assert.equal(limiter.stats().limit, 2, "the call was sampled");
+  });
+});
+
+describe("the shed path's errors", () => {
+  test("a shed rejects with an OverloadedError: own status, name and message by class", async () => {
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 0 });
+    const gate = deferred();
+    const holder = limiter.run(() => gate.promise);
+    const error = await limiter.run(() => 1).then(
+      () => assert.fail("admitted"),
+      (e) => e,
+    );
+    assert.ok(error instanceof OverloadedError && error instanceof Error);
+    assert.equal(error.name, "OverloadedError");
+    assert.equal(error.message, "service overloaded");
+    assert.equal(error.status, 503);
+    assert.equal(String(error), "OverloadedError: service overloaded");
+    assert.equal(error.stack.split("\n").length, 1);
+    assert.deepEqual(JSON.parse(JSON.stringify(error)), { status: 503 });
+    gate.resolve();
+    await holder;
+  });
+
+  test("the exported classes keep their defaults and take a message", () => {
+    assert.equal(new OverloadedError().message, "service overloaded");
+    assert.equal(new OverloadedError("x").message, "x");
+    assert.equal(new OverloadedError().name, "OverloadedError");
+    assert.equal(new DeadlineError().message, "deadline expired");
+    assert.equal(new DeadlineError().name, "DeadlineError");
+    assert.equal(new DeadlineError().status, 504);
+  });
+});
