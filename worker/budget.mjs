@@ -49,7 +49,8 @@ export class EdgeshedBudget extends DurableObject {
 
   /**
    * Grants, renews or releases the lease of `holder` (one isolate):
-   * `{ limit, ttlMs, held, inUse, wanted }` -> `{ permits, ttlMs, learning }`.
+   * `{ limit, ttlMs, held, inUse, wanted }` -> `{ permits, ttlMs, renewMs, learning }`
+   * (`renewMs`: when the holder should call again, see Grant::renew_ms).
    * `limit` and `ttlMs` come from the caller's configuration.
    */
   lease(holder, request) {
@@ -62,10 +63,11 @@ export class EdgeshedBudget extends DurableObject {
     const now = Date.now();
     const table = this.#table(config(request), now);
     const permits = table.request(holder, held, inUse, wanted, now);
+    const renewMs = table.renewMs();
     const learning = table.learning(now);
     if (permits > 0) this.#extend(now + table.ttlMs());
     this.#arm(table.expire(now));
-    return { permits, ttlMs: table.ttlMs(), learning };
+    return { permits, ttlMs: table.ttlMs(), renewMs, learning };
   }
 
   /** The fleet view: `{ limit, leased, holders, learning }` (`options` as for `lease`). */

@@ -22,6 +22,8 @@ fn millis(value: f64) -> u64 {
 #[wasm_bindgen]
 pub struct BudgetTable {
     table: LeaseTable,
+    /// When the holder of the last request should call again (ms).
+    renew_ms: u64,
 }
 
 #[wasm_bindgen]
@@ -35,6 +37,7 @@ impl BudgetTable {
         let (ttl, now, horizon) = (millis(ttl_ms), millis(now), millis(horizon));
         BudgetTable {
             table: LeaseTable::resumed(limit, ttl, now, horizon),
+            renew_ms: 0,
         }
     }
 
@@ -49,14 +52,24 @@ impl BudgetTable {
         self.table.ttl_ms() as f64
     }
 
-    /// Grants, renews or releases `holder`'s lease; returns its permits.
+    /// Grants, renews or releases `holder`'s lease; returns the permits it
+    /// may use (its call-again time is then [`BudgetTable::renew_ms`]).
     pub fn request(&mut self, holder: &str, held: u32, in_use: u32, wanted: u32, now: f64) -> u32 {
         let req = LeaseRequest {
             held,
             in_use,
             wanted,
         };
-        self.table.request(holder, req, millis(now)).permits
+        let grant = self.table.request(holder, req, millis(now));
+        self.renew_ms = grant.renew_ms;
+        grant.permits
+    }
+
+    /// When the holder of the last request should call again, in ms from
+    /// the request ([`crate::budget::Grant::renew_ms`]).
+    #[wasm_bindgen(js_name = renewMs)]
+    pub fn renew_ms(&self) -> f64 {
+        self.renew_ms as f64
     }
 
     /// Whether the table is in learning mode at `now`.

@@ -37,6 +37,18 @@ struct Figures {
     utilization: f64,
     /// The fleet view just before learning mode ends, after a restart.
     relearned: Option<FleetView>,
+    /// When (ms after its traffic started) isolate b first held 4 permits.
+    b_share_after: Option<u64>,
+}
+
+/// The isolates' local limit, when b and c get traffic (ms after a), and
+/// whether a holder that holds nothing asks for its local limit (as the
+/// worker does: a burst reaching a cold isolate is served by one call).
+#[derive(Clone, Copy)]
+struct Fleet {
+    local: u32,
+    late: u64,
+    cold_asks_local: bool,
 }
 
 /// 3 isolates share a budget of 12 (local limit 6, lease TTL 5 s, table
@@ -46,12 +58,24 @@ struct Figures {
 /// call that waited 100 ms or found 50 queued. The table restarts (loses
 /// its memory) at `restart_at`, if given.
 fn simulate(per_ms: f64, duration: u64, restart_at: Option<u64>) -> Figures {
+    let fleet = Fleet {
+        local: 6,
+        late: 0,
+        cold_asks_local: false,
+    };
+    simulate_fleet(fleet, per_ms, duration, restart_at)
+}
+
+/// [`simulate`] with `fleet`'s local limit, isolates b and c getting
+/// traffic only `fleet.late` ms after a.
+fn simulate_fleet(fleet: Fleet, per_ms: f64, duration: u64, restart_at: Option<u64>) -> Figures {
     const LIMIT: u32 = 12;
     const TTL: u64 = 5_000;
     const SERVICE: u64 = 20;
     const RTT: u64 = 2;
     let mut table = LeaseTable::new(LIMIT, TTL, 0);
-    let cfg = HolderConfig::new(6, TTL, Unavailable::Shed);
+    let cfg = HolderConfig::new(fleet.local, TTL, Unavailable::Shed);
+    let mut b_share_after = None;
     let mut isolates: Vec<Isolate> = (0..3)
         .map(|_| Isolate {
             holder: LeaseHolder::new(cfg),
@@ -85,7 +109,9 @@ fn simulate(per_ms: f64, duration: u64, restart_at: Option<u64>) -> Figures {
                     iso.call = None;
                 }
             }
-            credit[i] += per_ms;
+            if i == 0 || now >= start + fleet.late {
+                credit[i] += per_ms;
+            }
             while credit[i] >= 1.0 {
                 credit[i] -= 1.0;
                 if iso.queue.len() < 50 {
@@ -103,13 +129,19 @@ fn simulate(per_ms: f64, duration: u64, restart_at: Option<u64>) -> Figures {
                 iso.calls.push(now + SERVICE);
                 admitted += 1;
             }
-            let queued = u32::try_from(iso.queue.len()).unwrap();
+            let mut queued = u32::try_from(iso.queue.len()).unwrap();
+            if fleet.cold_asks_local && queued > 0 && iso.holder.held(now) == 0 {
+                queued = queued.max(fleet.local);
+            }
             if let Some(req) = iso.holder.poll(now, queued) {
                 iso.call = Some((req, now + RTT));
             }
         }
         let in_flight: u32 = isolates.iter().map(|iso| iso.holder.in_flight()).sum();
         let held: u32 = isolates.iter().map(|iso| iso.holder.held(now)).sum();
+        if b_share_after.is_none() && isolates[1].holder.held(now) >= 4 {
+            b_share_after = Some(now.saturating_sub(start + fleet.late));
+        }
         assert!(in_flight <= LIMIT, "{in_flight} calls in flight at {now}");
         assert!(held <= LIMIT, "{held} permits held at {now}");
         peak = peak.max(in_flight);
@@ -123,6 +155,7 @@ fn simulate(per_ms: f64, duration: u64, restart_at: Option<u64>) -> Figures {
         peak_in_flight: peak,
         utilization: busy_ms as f64 / (f64::from(LIMIT) * duration as f64),
         relearned,
+        b_share_after,
     }
 }
 
@@ -165,6 +198,38 @@ fn a_restarted_table_relearns_every_holder_within_one_ttl_without_over_admitting
         assert!(view.leased <= 12);
         if per_ms > 1.0 {
             assert_eq!(view.leased, 12, "{view:?}");
+        }
+    }
+}
+
+#[test]
+fn a_holder_arriving_after_another_took_the_whole_budget_gets_its_share_within_a_quarter_ttl() {
+    // the bench's setup: every isolate may take the whole budget (local
+    // limit 12); a takes it, b and c get traffic 1 s later
+    let fleet = Fleet {
+        local: 12,
+        late: 1_000,
+        cold_asks_local: true,
+    };
+    for (load, per_ms) in [("1x", 0.2), ("10x", 2.0)] {
+        let f = simulate_fleet(fleet, per_ms, 60_000, None);
+        let ratio = f.table_calls as f64 / f.admitted as f64;
+        println!(
+            "{load}, late arrivals: b has its share {:?} ms after its first call, {} table calls, {ratio:.5} calls/admitted, utilization {:.3}",
+            f.b_share_after, f.table_calls, f.utilization
+        );
+        let after = f.b_share_after.unwrap();
+        assert!(after <= 5_000 / 4 + 100, "{load}: b waited {after} ms");
+        // no polling while a holds everything: renewals, plus a few early
+        // ones while shares settle
+        assert!(
+            f.table_calls <= 3 * (60_000 / 3_750 + 2) + 10,
+            "{load}: {} calls",
+            f.table_calls
+        );
+        assert!(f.peak_in_flight <= 12);
+        if load == "10x" {
+            assert!(f.utilization >= 0.9, "goodput {}", f.utilization);
         }
     }
 }

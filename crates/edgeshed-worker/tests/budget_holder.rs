@@ -17,6 +17,7 @@ fn grant(permits: u32) -> Grant {
     Grant {
         permits,
         ttl_ms: TTL,
+        renew_ms: TTL / 4 * 3,
         learning: false,
     }
 }
@@ -212,6 +213,7 @@ fn a_learning_grant_for_a_lease_that_expired_meanwhile_is_not_used() {
     let learning = |permits| Grant {
         permits,
         ttl_ms: TTL,
+        renew_ms: TTL / 4 * 3,
         learning: true,
     };
     let mut h = holder(6, Unavailable::Local);

@@ -90,9 +90,33 @@ fn a_lease_is_never_shrunk_below_the_permits_in_use() {
     table.request("a", ask(0, 0, 12), 5_000);
     table.request("b", ask(0, 0, 12), 5_001);
     table.request("c", ask(0, 0, 12), 5_002);
-    // a's fair share is 4, but 10 of its calls are in flight
-    assert_eq!(table.request("a", ask(12, 10, 12), 6_000).permits, 10);
-    assert_eq!(table.request("a", ask(10, 3, 12), 7_000).permits, 4);
+    // a's fair share is 4, but 10 of its calls are in flight: it may admit
+    // up to 4, the table counts 10 until a reports they finished, and a
+    // renews soon (a tenth of the TTL) to give the rest back
+    let trimmed = table.request("a", ask(12, 10, 12), 6_000);
+    assert_eq!((trimmed.permits, trimmed.renew_ms), (4, TTL / 10));
+    assert_eq!(table.leased_to("a"), 10);
+    assert_eq!(table.request("b", ask(0, 0, 12), 6_001).permits, 2);
+    let settled = table.request("a", ask(10, 3, 12), 6_500);
+    assert_eq!((settled.permits, settled.renew_ms), (4, TTL / 4 * 3));
+    assert_eq!(table.leased_to("a"), 4);
+}
+
+#[test]
+fn the_table_says_when_to_call_again() {
+    let mut table = settled(12);
+    // alone with the whole budget: renews at a quarter of the TTL, so a
+    // holder that has not asked yet waits at most that long
+    assert_eq!(table.request("a", ask(0, 0, 12), 5_000).renew_ms, TTL / 4);
+    // b gets nothing now: it is told to come back just after a's renewal
+    let b = table.request("b", ask(0, 0, 12), 5_100);
+    assert_eq!(b.permits, 0);
+    assert_eq!(b.renew_ms, 5_000 + TTL / 4 - 5_100 + TTL / 50);
+    // a renews with 2 in flight and is trimmed to its share; b then gets it
+    let a = table.request("a", ask(12, 2, 12), 6_250);
+    assert_eq!((a.permits, a.renew_ms), (6, TTL / 4 * 3));
+    let b = table.request("b", ask(0, 0, 12), 6_350);
+    assert_eq!((b.permits, b.renew_ms), (6, TTL / 4 * 3));
 }
 
 #[test]

@@ -38,7 +38,10 @@ impl HolderConfig {
 /// [`LeaseHolder::try_admit`] and [`LeaseHolder::finish`].
 ///
 /// - **Renewal:** while it used its permits since the last call, the holder
-///   renews at 75 % of the TTL (counted from when it sent the call).
+///   renews when the table said ([`Grant::renew_ms`]: 75 % of the TTL, or
+///   sooner to give back permits others need), counted from when it sent
+///   the call; a holder the table could not serve waits until then too,
+///   instead of asking every `retry_ms`.
 /// - **Sizing:** it asks for the peak demand (in flight + queued) seen since
 ///   its last call, capped at the local limit; it asks early only when it
 ///   holds nothing yet or its demand outgrew what it last asked for.
@@ -52,6 +55,9 @@ pub struct LeaseHolder {
     permits: u32,
     expires_at: u64,
     renew_at: u64,
+    /// Until when a holder the table could not serve waits before asking
+    /// again (the table's hint), 0 when it does not wait.
+    wait_until: u64,
     in_flight: u32,
     peak: u32,
     last_busy_at: u64,
@@ -72,6 +78,7 @@ impl LeaseHolder {
             permits: 0,
             expires_at: 0,
             renew_at: 0,
+            wait_until: 0,
             in_flight: 0,
             peak: 0,
             last_busy_at: 0,
@@ -180,6 +187,10 @@ impl LeaseHolder {
             }
         }
         let held = self.held(now);
+        if held == 0 && self.reachable && now < self.wait_until {
+            // the table said when permits can free: no polling until then
+            return None;
+        }
         let local = self.cfg.local_limit;
         let idle = now.saturating_sub(self.last_busy_at) >= self.cfg.retry_ms;
         let wanted = if held > 0 && now >= self.renew_at {
@@ -202,8 +213,16 @@ impl LeaseHolder {
         self.last_wanted = wanted;
         self.peak = demand;
         self.calls += 1;
+        // A trimmed lease may have more calls in flight than it may admit:
+        // the table still counts them, and so does a report to a restarted
+        // table.
+        let reported = if held > 0 {
+            held.max(self.in_flight)
+        } else {
+            0
+        };
         Some(LeaseRequest {
-            held,
+            held: reported,
             in_use: self.in_flight,
             wanted,
         })
@@ -221,9 +240,20 @@ impl LeaseHolder {
     pub fn on_grant(&mut self, now: u64, grant: Grant) {
         let sent_at = self.pending.take().map_or(0, |(sent_at, _)| sent_at);
         let stale = grant.learning && now >= self.expires_at;
-        self.permits = if stale { 0 } else { grant.permits };
+        // Learning grants nothing new: a trimmed holder reported its calls
+        // in flight too, and keeps admitting only up to what it had.
+        self.permits = match (stale, grant.learning) {
+            (true, _) => 0,
+            (false, true) => grant.permits.min(self.permits),
+            (false, false) => grant.permits,
+        };
         self.expires_at = sent_at.saturating_add(grant.ttl_ms);
-        self.renew_at = sent_at.saturating_add(grant.ttl_ms / 4 * 3);
+        self.renew_at = sent_at.saturating_add(grant.renew_ms.min(grant.ttl_ms));
+        self.wait_until = if self.permits < self.last_wanted {
+            self.renew_at
+        } else {
+            0
+        };
         self.reachable = true;
     }
 

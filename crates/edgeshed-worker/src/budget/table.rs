@@ -11,6 +11,8 @@ struct Lease {
     permits: u32,
     wanted: u32,
     expires_at: u64,
+    /// When the table told the holder to call again.
+    renew_at: u64,
 }
 
 /// The leases of one origin, shared by every isolate that calls it.
@@ -83,13 +85,18 @@ impl LeaseTable {
         let current = self.leases.get(holder).map_or(0, |lease| lease.permits);
         let others = self.leased().saturating_sub(current);
         let room = self.limit.saturating_sub(others);
-        let permits = if learning {
-            req.held.min(req.wanted.max(req.in_use)).min(room)
+        let target = self.fair_target(holder, req.wanted);
+        // `usable`: what the holder may admit up to; `permits`: what the
+        // table counts, never below the calls it has in use (a lease being
+        // trimmed keeps them until the holder reports they finished).
+        let (usable, permits) = if learning {
+            let held = req.held.min(req.wanted.max(req.in_use)).min(room);
+            (held, held)
         } else {
-            let floor = req.in_use.min(current);
-            let target = self.fair_target(holder, req.wanted);
-            target.min(room).max(floor.min(room))
+            let usable = target.min(room);
+            (usable, usable.max(req.in_use.min(current).min(room)))
         };
+        let renew_ms = self.renew_in(holder, usable, permits, target, now);
         let expires_at = now.saturating_add(self.ttl_ms);
         if permits == 0 && req.wanted == 0 {
             self.leases.remove(holder);
@@ -98,14 +105,46 @@ impl LeaseTable {
                 permits,
                 wanted: req.wanted,
                 expires_at,
+                renew_at: now.saturating_add(renew_ms),
             };
             self.leases.insert(holder.to_owned(), lease);
         }
         Grant {
-            permits,
+            permits: usable,
             ttl_ms: self.ttl_ms,
+            renew_ms,
             learning,
         }
+    }
+
+    /// When the holder should call again (see [`Grant::renew_ms`]).
+    fn renew_in(&self, holder: &str, usable: u32, permits: u32, target: u32, now: u64) -> u64 {
+        let ttl = self.ttl_ms;
+        if permits > usable {
+            // trimmed: its calls above `usable` finish soon
+            return (ttl / 10).max(1);
+        }
+        if usable < target {
+            // short of its share until another holder renews or expires
+            let free_at = self
+                .leases
+                .iter()
+                .filter(|(id, lease)| id.as_str() != holder && lease.permits > 0)
+                .map(|(_, lease)| lease.renew_at.min(lease.expires_at))
+                .min()
+                .unwrap_or(now);
+            let margin = (ttl / 50).max(1);
+            return free_at
+                .saturating_sub(now)
+                .saturating_add(margin)
+                .min(ttl / 4 * 3);
+        }
+        if usable.saturating_mul(2) > self.limit {
+            // most of the budget: a holder that has not asked yet gets its
+            // share within a quarter of the TTL
+            return ttl / 4;
+        }
+        ttl / 4 * 3
     }
 
     /// The requester's max-min fair share, given every other holder's last

@@ -28,6 +28,13 @@ pub struct Grant {
     /// How long the lease lasts, counted from when the table handled the
     /// request. The holder counts it from when it sent the request.
     pub ttl_ms: u64,
+    /// When the holder should call again, counted like `ttl_ms`: 75 % of
+    /// the TTL normally; sooner when it must give permits back (it holds
+    /// more than its fair share, or more than half the limit, which a
+    /// holder that has not asked yet may need); and for a holder that got
+    /// less than its fair share, the earliest time permits can free (another
+    /// holder's renewal or expiry), so it waits instead of polling.
+    pub renew_ms: u64,
     /// Whether the table is in learning mode (it grants nothing new).
     pub learning: bool,
 }

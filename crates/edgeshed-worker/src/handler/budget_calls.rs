@@ -12,7 +12,7 @@ extern "C" {
     /// A fresh random holder id.
     #[wasm_bindgen(js_name = newHolderId)]
     fn new_holder_id() -> String;
-    /// One lease call; `done(ok, permits, ttlMs, learning)` is called once, later.
+    /// One lease call; `done(ok, permits, ttlMs, renewMs, learning)` is called once, later.
     #[wasm_bindgen(js_name = callLease)]
     #[allow(clippy::too_many_arguments)]
     fn call_lease(
@@ -83,10 +83,11 @@ impl OriginBudget {
         self.call.set((number, now));
         self.count(|c| c.calls += 1);
         let budget = Rc::clone(self);
-        let done =
-            Closure::once_into_js(move |ok: bool, permits: f64, ttl: f64, learning: bool| {
-                budget.answered(number, ok, permits, ttl, learning);
-            });
+        let done = Closure::once_into_js(
+            move |ok: bool, permits: f64, ttl: f64, renew: f64, learning: bool| {
+                budget.answered(number, ok, [permits, ttl, renew], learning);
+            },
+        );
         call_lease(
             &self.namespace,
             &self.name,
@@ -138,7 +139,9 @@ impl OriginBudget {
     }
 
     /// The answer of call `number`: updates the holder, wakes the waiters.
-    fn answered(&self, number: u64, ok: bool, permits: f64, ttl: f64, learning: bool) {
+    /// `numbers`: the grant's permits, TTL and renewal time (ms).
+    fn answered(&self, number: u64, ok: bool, numbers: [f64; 3], learning: bool) {
+        let [permits, ttl, renew] = numbers;
         if self.call.get().0 != number {
             return;
         }
@@ -149,6 +152,7 @@ impl OriginBudget {
                 let grant = Grant {
                     permits: permits.clamp(0.0, f64::from(u32::MAX)) as u32,
                     ttl_ms: ttl.clamp(0.0, 3_600_000.0) as u64,
+                    renew_ms: renew.clamp(0.0, 3_600_000.0) as u64,
                     learning,
                 };
                 holder.on_grant(now, grant);

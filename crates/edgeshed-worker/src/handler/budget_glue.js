@@ -68,7 +68,7 @@ export function withTimeout(promise, ms, what) {
 const isCount = (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000;
 
 /**
- * One lease call: `done(ok, permits, ttlMs, learning)` is called exactly
+ * One lease call: `done(ok, permits, ttlMs, renewMs, learning)` is called exactly
  * once, later (never synchronously), with the grant or `ok = false` on any
  * failure (a throw, a rejection, a malformed answer, `timeoutMs` passed).
  * The call is registered with `ctx.waitUntil`, so it completes even when
@@ -76,11 +76,11 @@ const isCount = (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000;
  */
 export function callLease(namespace, name, holder, limit, ttlMs, held, inUse, wanted, timeoutMs, done, ctx) {
   let reported = false;
-  const report = (ok, permits, ttl, learning) => {
+  const report = (ok, permits, ttl, renew, learning) => {
     if (reported) return;
     reported = true;
     try {
-      done(ok, permits, ttl, learning);
+      done(ok, permits, ttl, renew, learning);
     } catch {
       // the Rust side never throws; nothing more to do
     }
@@ -93,13 +93,16 @@ export function callLease(namespace, name, holder, limit, ttlMs, held, inUse, wa
       (grant) => {
         const ok = isCount(grant?.permits) && Number.isInteger(grant?.ttlMs) && grant.ttlMs > 0
           && typeof grant?.learning === "boolean";
-        if (ok) report(true, grant.permits, grant.ttlMs, grant.learning);
-        else report(false, 0, 0, false);
+        // an object without `renewMs` (an older version): 75 % of the TTL
+        const renew = Number.isInteger(grant?.renewMs) && grant.renewMs >= 0
+          ? grant.renewMs : Math.floor(grant?.ttlMs / 4) * 3;
+        if (ok) report(true, grant.permits, grant.ttlMs, renew, grant.learning);
+        else report(false, 0, 0, 0, false);
       },
-      () => report(false, 0, 0, false),
+      () => report(false, 0, 0, 0, false),
     );
   } catch {
-    settled = Promise.resolve().then(() => report(false, 0, 0, false));
+    settled = Promise.resolve().then(() => report(false, 0, 0, 0, false));
   }
   try {
     if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(settled);
