@@ -16,10 +16,10 @@
 // it is the median of the per-round ratios. Needs dist/worker
 // (scripts/build-worker.sh).
 import { fork } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { ROOT, startWorkerd, median } from "../support/workerd.mjs";
+import { ROOT, cpuMs, startWorkerd, median } from "../support/workerd.mjs";
 
 const args = process.argv.slice(2);
 const QUICK = args.includes("--quick");
@@ -41,13 +41,6 @@ const edgeshedConfig = {
   routes: [{ path: "/aggregate", fanout: [{ origin: "a", path: "/a", required: true }, { origin: "b", path: "/b", required: true }] }],
 };
 const floorScript = `export default { fetch() { return new Response('{"error":"overloaded"}', { status: 503, headers: { "retry-after": "1" } }); } };`;
-
-/** utime + stime of `pid`, in ms. */
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
 
 /** `amount` requests on `url` over CONNECTIONS connections; the status counts. */
 function load(url, amount) {

@@ -28,10 +28,10 @@
 // measured from here), peak = highest 100 ms sample during the measured run.
 // --soak S: only edgeshed and the floor worker at 10× for S seconds, with the
 // RSS every second (does the growth level off?).
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { ROOT, startWorkerd, bundle, rssKiB } from "../support/workerd.mjs";
+import { ROOT, cpuMs, startWorkerd, bundle, rssKiB } from "../support/workerd.mjs";
 import { startOrigins } from "./lib/origins.mjs";
 
 const args = process.argv.slice(2);
@@ -118,16 +118,6 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-function cpuTicks(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(f[11]) + Number(f[12]); // utime + stime, clock ticks (1/100 s)
-  } catch {
-    return NaN;
-  }
-}
-
 /** autocannon at `rate` req/s for `seconds` on `url`, split over STAGGER instances. */
 async function load(url, rate, seconds, onResponse) {
   const instances = [];
@@ -169,7 +159,7 @@ async function level(name, w, k) {
     await sleep(SETTLE_MS);
     await originReset();
     const rssBefore = rssKiB(pid);
-    const cpu0 = cpuTicks(pid);
+    const cpu0 = cpuMs(pid);
     let rssPeak = rssBefore;
     const timeline = [];
     let ticks = 0;
@@ -188,7 +178,7 @@ async function level(name, w, k) {
     });
     const elapsed = (performance.now() - t0) / 1000;
     clearInterval(sampler);
-    const cpu1 = cpuTicks(pid);
+    const cpu1 = cpuMs(pid);
     const atEnd = await originStats();
     await sleep(AFTER_MS);
     const rssAfter = rssKiB(pid);
@@ -221,7 +211,7 @@ async function level(name, w, k) {
       admitted: lat(200),
       shed: lat(503),
       rssKiB: { start: rssStart, before: rssBefore, peak: rssPeak, after: rssAfter, perSecond: timeline },
-      cpuMsPerResponse: ((cpu1 - cpu0) * 10) / Math.max(1, responses),
+      cpuMsPerResponse: (cpu1 - cpu0) / Math.max(1, responses),
       origins: atEnd,
       workerdLog: { ...log, sample: log.sample },
     };

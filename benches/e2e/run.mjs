@@ -29,7 +29,7 @@ import { join } from "node:path";
 import { ROOT } from "../support/workerd.mjs";
 import { ARRIVALS } from "./lib/arrivals.mjs";
 import { configurations } from "./lib/configs.mjs";
-import { originFigures, percentile, rssSampler, summarize, timeline } from "./lib/measure.mjs";
+import { cpuSampler, originFigures, percentile, rssSampler, summarize, timeline } from "./lib/measure.mjs";
 import { startOrigins } from "./lib/origins.mjs";
 import { plotSvg } from "./lib/plot.mjs";
 import { goalsMarkdown, tableMarkdown } from "./lib/report.mjs";
@@ -88,6 +88,7 @@ async function unloadedLatency() {
 async function measure(config, w, arrival, k, { halve = false } = {}) {
   await origins.reset();
   const rss = rssSampler(w.pid);
+  const cpu = cpuSampler(w.pid);
   const seconds = halve ? HALVE_PRE_S + HALVE_POST_S : LEVEL_S;
   let halving;
   const load = await ARRIVALS[arrival](w.url, Math.round(k * CAPACITY), seconds, {
@@ -98,11 +99,12 @@ async function measure(config, w, arrival, k, { halve = false } = {}) {
   });
   clearTimeout(halving);
   const rssPeak = rss.stop();
+  const cpuShares = cpu.stop();
   const originStats = await origins.stats();
   const limitsAtEnd = await limits(w.mf, config).catch(() => null);
   if (halve) await origins.setCapacity(SLOTS);
   const end = load.windowMs;
-  const base = { config: config.name, arrival, level: k, rssKiB: rssPeak, limits: limitsAtEnd, origin: originFigures(originStats) };
+  const base = { config: config.name, arrival, level: k, rssKiB: rssPeak, cpu: cpuShares, limits: limitsAtEnd, origin: originFigures(originStats) };
   if (!halve) {
     return { ...base, kind: "level", ...summarize(load, { to: end, capacity: CAPACITY, contract: config.contract }) };
   }
@@ -173,6 +175,7 @@ function line(r) {
     ` | 2xx p50 ${f(r.admitted.p50)} p99 ${f(r.admitted.p99)} | 503 p99 ${f(r.shed.p99)}` +
     ` | origin a active ${f(r.origin.meanActive)}/${r.origin.peakActive} queue ${f(r.origin.meanQueued)}/${r.origin.peakQueued}` +
     ` | RSS ${(r.rssKiB / 1024).toFixed(1)} MiB${lim} | ${JSON.stringify(r.statuses)}` +
+    ` | CPU workerd ${r.cpu.workerd.toFixed(2)} isolate ${r.cpu.isolate.toFixed(2)} (peak ${r.cpu.isolatePeak.toFixed(2)}) generator ${r.cpu.generator.toFixed(2)}` +
     (r.outsideContract ? ` OUTSIDE ${r.outsideContract} (err ${r.errors}, t/o ${r.timeouts}, unfinished ${r.unfinished})` : "")
   );
 }

@@ -66,11 +66,44 @@ export function rssKiB(pid) {
   }
 }
 
+/** utime + stime of the stat line `stat` (from /proc), in ms (10 ms ticks). */
+function statCpuMs(stat) {
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** CPU time (utime + stime) of process `pid`, in ms; NaN when it is gone. */
+export function cpuMs(pid) {
+  try {
+    return statCpuMs(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU time of each thread of `pid`: Map(tid → ms). Empty when it is gone. */
+export function threadCpuMs(pid) {
+  const out = new Map();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        out.set(tid, statCpuMs(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")));
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // the process ended
+  }
+  return out;
+}
+
 /**
  * Starts `scriptPath` (an ES module worker under `modulesRoot`) in workerd.
+ * `inspectorPort`: open the V8 inspector there (benches/e2e/profile.mjs).
  * Returns { mf, url, pid } where pid is the workerd process it spawned.
  */
-export async function startWorkerd({ scriptPath, script, modulesRoot = ROOT, bindings = {}, extraFlags = [] }) {
+export async function startWorkerd({ scriptPath, script, modulesRoot = ROOT, bindings = {}, extraFlags = [], inspectorPort }) {
   const before = new Set(workerdPids());
   const { compatibilityDate, compatibilityFlags } = compat();
   // workerd's stdout/stderr: counted by kind instead of printed.
@@ -102,6 +135,7 @@ export async function startWorkerd({ scriptPath, script, modulesRoot = ROOT, bin
     compatibilityFlags: [...compatibilityFlags, ...extraFlags],
     cf: false,
     bindings,
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
     handleRuntimeStdio(stdout, stderr) {
       count(stdout);
       count(stderr);

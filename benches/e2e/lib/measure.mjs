@@ -1,6 +1,6 @@
 // From the responses of one load run to the figures of a table row, and the
-// workerd RSS sampler.
-import { rssKiB } from "../../support/workerd.mjs";
+// workerd RSS and CPU samplers.
+import { cpuMs, rssKiB, threadCpuMs } from "../../support/workerd.mjs";
 
 /** The p-th percentile of sorted `xs` (nearest rank; NaN when empty). */
 export function percentile(sorted, p) {
@@ -64,6 +64,44 @@ export function rssSampler(pid) {
     stop() {
       clearInterval(timer);
       return Math.max(peak, rssKiB(pid) || 0);
+    },
+  };
+}
+
+/**
+ * Samples the CPU of workerd `pid` and of this process (the load generator)
+ * every `binMs`. `stop()` returns shares of one core over the run:
+ * { workerd (the whole process), isolate (its busiest thread: one isolate
+ * runs on one thread, so near 1.0 it is saturated), isolatePeak (the
+ * busiest thread's share in the busiest bin), generator }.
+ */
+export function cpuSampler(pid, binMs = 500) {
+  const t0 = performance.now();
+  const process0 = cpuMs(pid);
+  const generator0 = process.cpuUsage();
+  const threads0 = threadCpuMs(pid);
+  let previous = threads0;
+  let previousAt = t0;
+  let isolatePeak = 0;
+  const busiest = (now, before) => Math.max(0, ...[...now].map(([tid, ms]) => ms - (before.get(tid) ?? 0)));
+  const timer = setInterval(() => {
+    const now = threadCpuMs(pid);
+    const at = performance.now();
+    isolatePeak = Math.max(isolatePeak, busiest(now, previous) / (at - previousAt));
+    previous = now;
+    previousAt = at;
+  }, binMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const elapsed = performance.now() - t0;
+      const generator = process.cpuUsage(generator0);
+      return {
+        workerd: (cpuMs(pid) - process0) / elapsed,
+        isolate: busiest(threadCpuMs(pid), threads0) / elapsed,
+        isolatePeak,
+        generator: (generator.user + generator.system) / 1000 / elapsed,
+      };
     },
   };
 }

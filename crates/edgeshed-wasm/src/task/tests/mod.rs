@@ -2,6 +2,7 @@
 //! request's task stepped in a foreign request's turn.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod reclaim;
 mod wakers;
 
 use super::guard::lost_tasks;
@@ -44,10 +45,10 @@ extern "C" {
     /// `{ promise, resolve }`.
     pub(super) fn deferred() -> JsValue;
     /// `{ settled, value?, error? }`, kept up to date as `promise` settles.
-    fn watch(promise: &js_sys::Promise) -> JsValue;
+    pub(super) fn watch(promise: &js_sys::Promise) -> JsValue;
     /// Resolves after one macrotask turn (every pending reaction has run).
     #[wasm_bindgen(js_name = nextMacrotask)]
-    fn next_macrotask() -> js_sys::Promise;
+    pub(super) fn next_macrotask() -> js_sys::Promise;
     /// A JavaScript call that throws, imported without `catch`.
     #[wasm_bindgen(js_name = throwNow)]
     fn throw_now();
