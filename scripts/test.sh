@@ -89,12 +89,36 @@ suite_core_wasm() {
 # The crates with wasm-bindgen tests, run as wasm-pack runs them.
 WASM_TEST_CRATES=(crates/edgeshed-wasm crates/edgeshed-js)
 
+# Whether every "running N tests" in log $1 ends in a "test result" line that
+# accounts for all N. A wasm-bindgen test that never settles leaves Node's
+# event loop empty: the runner then exits 0 with no result for that binary.
+all_tests_reported() {
+    awk '
+        /^running [0-9]+ tests?$/ { if (open) missing = 1; open = 1; want = $2; next }
+        /^test result: / && open {
+            got = 0
+            n = split($0, parts, ";")
+            for (i = 1; i <= n; i++) if (match(parts[i], /[0-9]+ (passed|failed|ignored|measured)/)) got += substr(parts[i], RSTART) + 0
+            if (got != want) missing = 1
+            open = 0
+        }
+        END { exit (missing || open) ? 1 : 0 }
+    ' "$1"
+}
+
 suite_wasm_node() {
     # wasm-bindgen tests of the executor (crates/edgeshed-wasm) and of the JS
     # Limiter (crates/edgeshed-js/tests/) in Node.js.
-    local crate
+    local crate log
     for crate in "${WASM_TEST_CRATES[@]}"; do
-        wasm-pack test --node "$crate"
+        log=$(mktemp)
+        wasm-pack test --node "$crate" 2>&1 | tee "$log"
+        if ! all_tests_reported "$log"; then
+            echo "wasm_node: $crate: a test binary ended without reporting all its tests (a test that never settled?)" >&2
+            rm -f "$log"
+            return 1
+        fi
+        rm -f "$log"
     done
 }
 
@@ -127,6 +151,11 @@ suite_wasm_chrome() {
             pkill -KILL -s "$session" 2>/dev/null || true
             if [ "$status" -eq 0 ] && grep -q "only configured to run in node.js" "$log"; then
                 echo "wasm_chrome: $crate: tests were skipped instead of run in the browser" >&2
+                rm -f "$log"
+                return 1
+            fi
+            if [ "$status" -eq 0 ] && ! all_tests_reported "$log"; then
+                echo "wasm_chrome: $crate: a test binary ended without reporting all its tests" >&2
                 rm -f "$log"
                 return 1
             fi

@@ -46,15 +46,17 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
             // With the `enable_request_signal` flag, the request's signal aborts
             // when the client disconnects: the route future is then dropped at
             // once — its permits return and its origin fetches are aborted —
-            // instead of waiting for a hung origin.
-            let routed = core::pin::pin!(route(request, env, ctx));
-            let gone = edgeshed_wasm::abort::Aborted::new(client_gone);
-            let routed = match futures_util::future::select(routed, gone).await {
-                futures_util::future::Either::Left((routed, _)) => routed,
-                futures_util::future::Either::Right(_) => {
-                    ResponseParts::json(499, error_json("client_closed", &[])).into_response()
-                }
-            };
+            // instead of waiting for a hung origin. (Watched only once the
+            // route waits: a request answered in its first poll needs none.)
+            let routed =
+                match edgeshed_wasm::abort::unless_aborted(route(request, env, ctx), client_gone)
+                    .await
+                {
+                    Ok(routed) => routed,
+                    Err(_) => {
+                        ResponseParts::json(499, error_json("client_closed", &[])).into_response()
+                    }
+                };
             let response = match routed {
                 Ok(response) => response,
                 Err(error) => {
