@@ -3,8 +3,9 @@
 // 503), both alive in one run, measured in alternating rounds.
 //
 //   node benches/e2e/cpu.mjs              # 7 rounds of 4,000 requests each
-//   node benches/e2e/cpu.mjs --quick      # 3 rounds of 1,500
+//   node benches/e2e/cpu.mjs --quick      # 3 rounds of 1,500 (--rounds N: N rounds)
 //   node benches/e2e/cpu.mjs --json out.json
+//   node benches/e2e/cpu.mjs --before /tmp/old-dist-worker   # also an older build, side by side
 //
 // Setup as in benches/e2e/run.mjs: origins `a` and `b` (4 at once, 50 ms
 // each) in a child process; the edgeshed worker fans out to both with
@@ -16,7 +17,8 @@
 // it is the median of the per-round ratios. Needs dist/worker
 // (scripts/build-worker.sh).
 import { fork } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { ROOT, cpuMs, startWorkerd, median } from "../support/workerd.mjs";
@@ -24,7 +26,8 @@ import { ROOT, cpuMs, startWorkerd, median } from "../support/workerd.mjs";
 const args = process.argv.slice(2);
 const QUICK = args.includes("--quick");
 const JSON_OUT = args.includes("--json") ? args[args.indexOf("--json") + 1] : null;
-const ROUNDS = QUICK ? 3 : 7;
+const BEFORE = args.includes("--before") ? args[args.indexOf("--before") + 1] : null;
+const ROUNDS = Number(args.includes("--rounds") ? args[args.indexOf("--rounds") + 1] : QUICK ? 3 : 7);
 const REQUESTS = QUICK ? 1_500 : 4_000;
 const CONNECTIONS = 32;
 
@@ -53,18 +56,32 @@ function load(url, amount) {
   });
 }
 
+/** The worker's entry with `dist` (a dist/worker directory of another build) in a scratch root. */
+function rootWith(dist) {
+  const root = mkdtempSync(join(tmpdir(), "edgeshed-before-"));
+  cpSync(join(ROOT, "worker"), join(root, "worker"), { recursive: true });
+  cpSync(dist, join(root, "dist/worker"), { recursive: true });
+  return root;
+}
+
 const workers = {
   edgeshed: await startWorkerd({ scriptPath: join(ROOT, "worker/index.mjs"), bindings: { EDGESHED: edgeshedConfig } }),
   "floor 503": await startWorkerd({ script: floorScript }),
 };
-const perRound = { edgeshed: [], "floor 503": [] };
+if (BEFORE) {
+  const root = rootWith(BEFORE);
+  workers.before = await startWorkerd({ scriptPath: join(root, "worker/index.mjs"), modulesRoot: root, bindings: { EDGESHED: edgeshedConfig } });
+}
+const perRound = Object.fromEntries(Object.keys(workers).map((name) => [name, []]));
 const ratios = [];
-const statusTotals = { edgeshed: {}, "floor 503": {} };
+const beforeRatios = [];
+const afterOverBefore = [];
+const statusTotals = Object.fromEntries(Object.keys(workers).map((name) => [name, {}]));
 try {
   // Untimed check and warm-up: the edgeshed worker admits some and sheds the rest.
   for (const [name, w] of Object.entries(workers)) {
     const { statuses, errors } = await load(w.url, 500);
-    const allowed = name === "edgeshed" ? ["200", "503"] : ["503"];
+    const allowed = name === "floor 503" ? ["503"] : ["200", "503"];
     const outside = Object.keys(statuses).filter((s) => !allowed.includes(s));
     if (errors > 0 || outside.length > 0) throw new Error(`${name}: ${errors} errors, statuses ${JSON.stringify(statuses)}`);
   }
@@ -83,6 +100,8 @@ try {
       perRound[name].push(ms[name]);
     }
     ratios.push(ms.edgeshed / ms["floor 503"]);
+    if (BEFORE) beforeRatios.push(ms.before / ms["floor 503"]);
+    if (BEFORE) afterOverBefore.push(ms.edgeshed / ms.before);
   }
 } finally {
   for (const w of Object.values(workers)) await w.mf.dispose();
@@ -95,4 +114,8 @@ for (const [name, xs] of Object.entries(perRound)) {
   console.log(`  ${name.padEnd(10)} ${fmt(median(xs))} ms  [${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}]  statuses ${JSON.stringify(statusTotals[name])}`);
 }
 console.log(`  ratio edgeshed / floor 503 = ${median(ratios).toFixed(2)} (median of per-round ratios)`);
-if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ rounds: ROUNDS, requests: REQUESTS, perRound, ratios, statusTotals }, null, 2));
+if (BEFORE) {
+  console.log(`  ratio before (${BEFORE}) / floor 503 = ${median(beforeRatios).toFixed(2)}`);
+  console.log(`  ratio edgeshed / before = ${median(afterOverBefore).toFixed(2)} (per round: ${afterOverBefore.map((x) => x.toFixed(2)).join(" ")})`);
+}
+if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ rounds: ROUNDS, requests: REQUESTS, perRound, ratios, beforeRatios, statusTotals }, null, 2));

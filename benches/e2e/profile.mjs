@@ -7,10 +7,13 @@
 //
 //   node benches/e2e/profile.mjs                 # 8,000 requests
 //   node benches/e2e/profile.mjs --out p.cpuprofile --top 40
+//   node benches/e2e/profile.mjs --floor         # the floor worker (503 at once), for scale
+//   node benches/e2e/profile.mjs --dist DIR      # another build of dist/worker
 //
 // Needs dist/worker (scripts/build-worker.sh). The profile file opens in
 // Chrome DevTools (Performance → load profile).
-import { writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import WebSocket from "ws";
@@ -23,6 +26,9 @@ const REQUESTS = Number(opt("--requests", 8000));
 const TOP = Number(opt("--top", 25));
 const OUT = opt("--out", null);
 const PORT = 9300 + Math.floor(Math.random() * 500);
+const FLOOR = args.includes("--floor");
+const DIST = opt("--dist", null);
+const FLOOR_SCRIPT = `export default { fetch() { return new Response('{"error":"overloaded"}', { status: 503, headers: { "retry-after": "1" } }); } };`;
 
 const origins = await startOrigins({ names: ["a", "b"], concurrency: 4, latencyMs: 50 });
 const origin = (name) => ({ url: origins.url(name), maxInFlight: 4, maxQueue: 0, timeoutMs: 30_000 });
@@ -31,7 +37,17 @@ const config = {
   origins: { a: origin("a"), b: origin("b") },
   routes: [{ path: "/aggregate", fanout: [{ origin: "a", path: "/a", required: true }, { origin: "b", path: "/b", required: true }] }],
 };
-const w = await startWorkerd({ scriptPath: join(ROOT, "worker/index.mjs"), bindings: { EDGESHED: config }, inspectorPort: PORT });
+/** A scratch root with the worker's entry and `dist` as its dist/worker. */
+function rootWith(dist) {
+  const root = mkdtempSync(join(tmpdir(), "edgeshed-profile-"));
+  cpSync(join(ROOT, "worker"), join(root, "worker"), { recursive: true });
+  cpSync(dist, join(root, "dist/worker"), { recursive: true });
+  return root;
+}
+const root = DIST ? rootWith(DIST) : ROOT;
+const w = FLOOR
+  ? await startWorkerd({ script: FLOOR_SCRIPT, inspectorPort: PORT })
+  : await startWorkerd({ scriptPath: join(root, "worker/index.mjs"), modulesRoot: root, bindings: { EDGESHED: config }, inspectorPort: PORT });
 
 /** `amount` requests over 32 connections; resolves with the status counts. */
 function load(amount) {

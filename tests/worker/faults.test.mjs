@@ -13,6 +13,7 @@
 import { after as afterAll, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "node:net";
+import { gzipSync } from "node:zlib";
 import { drip, hang, reset, startOrigin } from "./support/origin.mjs";
 import { idle, startWorker } from "./support/worker.mjs";
 
@@ -384,6 +385,19 @@ describe("fault matrix (one worker instance throughout)", () => {
     assert.equal(r.status, 502, r.text);
     assert.deepEqual(r.json, TOO_LARGE);
     await recovered("a declared too-large body");
+  });
+
+  test("gzip body whose Content-Length fits but which decodes past maxBodyBytes: 502 body_too_large", async () => {
+    const packed = gzipSync("g".repeat(20_000));
+    assert.ok(packed.length < 1024, "the encoded body is under the limit");
+    flaky.behave(async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip", "content-length": packed.length });
+      res.end(packed);
+    });
+    const r = await worker.get("/fan");
+    assert.equal(r.status, 502, r.text.slice(0, 200));
+    assert.deepEqual(r.json, TOO_LARGE);
+    await recovered("an encoded body that decodes too large");
   });
 
   test("body over maxBodyBytes, chunked (no Content-Length): 502 body_too_large", async () => {

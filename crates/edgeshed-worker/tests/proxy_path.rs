@@ -109,3 +109,32 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_request_url_splits_into_the_path_and_the_query_as_url_reads_them() {
+    use edgeshed_worker::proxy_path::split_request_url;
+    let cases = [
+        ("http://gateway.test/aggregate", "/aggregate", None),
+        (
+            "https://gateway.test:8443/users/7?fields=a,b",
+            "/users/7",
+            Some("fields=a,b"),
+        ),
+        ("http://gateway.test/", "/", None),
+        ("http://gateway.test", "/", None),
+        ("http://gateway.test?x=1", "/", Some("x=1")),
+        ("http://gateway.test/p?", "/p", None),
+        ("http://gateway.test/p#frag?not-a-query", "/p", None),
+        ("http://gateway.test/p?q=1#frag", "/p", Some("q=1")),
+        ("http://gateway.test/a%2Fb?c=%3F", "/a%2Fb", Some("c=%3F")),
+        ("http://user:p%40ss@gateway.test/x?y", "/x", Some("y")),
+        (
+            "http://[::1]:8787/__edgeshed/stats",
+            "/__edgeshed/stats",
+            None,
+        ),
+    ];
+    for (url, path, query) in cases {
+        assert_eq!(split_request_url(url), (path, query), "{url}");
+    }
+}

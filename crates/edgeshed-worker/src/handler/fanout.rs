@@ -1,6 +1,6 @@
 //! Fan-out routes: call several origins concurrently and merge their JSON.
 
-use super::origin_call::{admit_origin, fetch_within, time_limit, within, AbortOnDrop, Failure};
+use super::origin_call::{admit_origin, fetch_within, time_limit, AbortOnDrop, CallLimit, Failure};
 use super::respond::{error_json, json_string, ResponseParts};
 use super::state::Gateway;
 use crate::config::FanOutCall;
@@ -246,7 +246,7 @@ async fn fetch_json(
         .get(call.origin)
         .ok_or(Failure::Unreachable)?;
     let url = origin.url.join_configured(&call.path);
-    let limit = time_limit(deadline, origin.timeout);
+    let mut limit = CallLimit::new(time_limit(deadline, origin.timeout));
     let abort = AbortOnDrop::new().map_err(|_| Failure::Unreachable)?;
     let init = web_sys::RequestInit::new();
     init.set_method("GET");
@@ -257,7 +257,7 @@ async fn fetch_json(
     init.set_headers(&headers);
     let started = JsClock.now();
     let sampling = super::origin_limit::start(gateway, call.origin);
-    let response = fetch_within(&url, &init, limit, &abort).await;
+    let response = fetch_within(&url, &init, &mut limit, &abort).await;
     super::origin_limit::sample_fetch(sampling, &response);
     if let Some(histogram) = gateway
         .metrics
@@ -274,7 +274,7 @@ async fn fetch_json(
         return Err(Failure::Status(status));
     }
     let body = read_text_limited(&response, origin.max_body_bytes as f64);
-    let text = within(body, limit, &abort).await?;
+    let text = limit.within(body, &abort).await?;
     abort.disarm();
     // `null` (not a string) means the reader gave up: the body is too large.
     let Some(text) = text.as_string() else {

@@ -79,6 +79,14 @@ export function tryAbort(controller) {
   }
 }
 
+// --- src/handler/respond.rs ---
+export function makeResponse(status, body, lines) {
+  const parts = lines.split("\n");
+  const headers = new Headers();
+  for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
+  return new Response(body, { status, headers });
+}
+
 // --- src/handler/proxy.rs ---
 export function pipeHeld(body, release, ctx, length, idleMs) {
   // Piping into a workerd stream inside waitUntil settles both when the body

@@ -104,12 +104,12 @@ async fn route(
             return ResponseParts::json(500, body).into_response();
         }
     };
-    let url = web_sys::Url::new(&request.url())?;
-    let path = url.pathname();
+    let url = request.url();
+    let (path, query) = crate::proxy_path::split_request_url(&url);
     if path.starts_with("/__edgeshed/") {
-        return admin::respond(&gateway, &request, &path).await;
+        return admin::respond(&gateway, &request, path).await;
     }
-    match gateway.config.route(&path) {
+    match gateway.config.route(path) {
         None => ResponseParts::json(404, error_json("not_found", &[]))
             .timing("admission", core::time::Duration::ZERO)
             .into_response(),
@@ -121,8 +121,7 @@ async fn route(
         }
         Some(crate::config::Route::Proxy { prefix, origin }) => {
             let rest = path.get(prefix.len()..).unwrap_or_default().to_string();
-            let query = url.search();
-            let query = query.strip_prefix('?').map(str::to_string);
+            let query = query.map(str::to_string);
             proxy::respond(
                 &gateway,
                 request,

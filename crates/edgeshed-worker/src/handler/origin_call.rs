@@ -2,6 +2,7 @@
 //! deadline. A call that is dropped (cancelled) aborts its fetch.
 
 use super::state::Gateway;
+use core::pin::Pin;
 use core::time::Duration;
 use edgeshed::admission::AdmitError;
 use edgeshed::semaphore::Permit;
@@ -132,19 +133,38 @@ pub(crate) fn time_limit(
     }
 }
 
-/// Races `promise` against the time limit; on expiry aborts through `abort`.
-pub(crate) async fn within(
-    promise: js_sys::Promise,
-    limit: Option<(Instant, Failure)>,
-    abort: &AbortOnDrop,
-) -> Result<JsValue, Failure> {
-    let timer = or_never(limit.map(|(at, _)| JsClock.sleep_until(at)));
-    match select(Settled::new(&promise), timer).await {
-        Either::Left((Ok(value), _)) => Ok(value),
-        Either::Left((Err(_), _)) => Err(Failure::Unreachable),
-        Either::Right(((), _)) => {
-            abort.abort();
-            Err(limit.map_or(Failure::Timeout, |(_, why)| why))
+/// The time limit of one origin call, with one host timer for all of its
+/// phases (the fetch, then its body): a timer set and cleared per phase
+/// cost the admitted path a `setTimeout`/`clearTimeout` pair per call.
+pub(crate) struct CallLimit {
+    why: Failure,
+    /// Armed on the first race; cleared when this is dropped.
+    timer: Option<Pin<Box<<JsClock as Clock>::Sleep>>>,
+}
+
+impl CallLimit {
+    /// The limit `time_limit` chose (`None`: no limit).
+    pub(crate) fn new(limit: Option<(Instant, Failure)>) -> Self {
+        Self {
+            why: limit.map_or(Failure::Timeout, |(_, why)| why),
+            timer: limit.map(|(at, _)| Box::pin(JsClock.sleep_until(at))),
+        }
+    }
+
+    /// Races `promise` against the limit; on expiry aborts through `abort`.
+    pub(crate) async fn within(
+        &mut self,
+        promise: js_sys::Promise,
+        abort: &AbortOnDrop,
+    ) -> Result<JsValue, Failure> {
+        let timer = or_never(self.timer.as_mut().map(Pin::as_mut));
+        match select(Settled::new(&promise), timer).await {
+            Either::Left((Ok(value), _)) => Ok(value),
+            Either::Left((Err(_), _)) => Err(Failure::Unreachable),
+            Either::Right(((), _)) => {
+                abort.abort();
+                Err(self.why)
+            }
         }
     }
 }
@@ -153,14 +173,14 @@ pub(crate) async fn within(
 pub(crate) async fn fetch_within(
     url: &str,
     init: &web_sys::RequestInit,
-    limit: Option<(Instant, Failure)>,
+    limit: &mut CallLimit,
     abort: &AbortOnDrop,
 ) -> Result<web_sys::Response, Failure> {
     if let Some(signal) = abort.signal() {
         init.set_signal(Some(&signal));
     }
     let promise = global_fetch(&JsValue::from_str(url), init).map_err(|_| Failure::Unreachable)?;
-    let response = within(promise, limit, abort).await?;
+    let response = limit.within(promise, abort).await?;
     response
         .dyn_into::<web_sys::Response>()
         .map_err(|_| Failure::Unreachable)

@@ -1,7 +1,7 @@
 //! Prefix routes: stream the request to one origin and its answer back,
 //! holding the global and the origin permit until the body has been sent.
 
-use super::origin_call::{admit_origin, fetch_within, time_limit, AbortOnDrop, Failure};
+use super::origin_call::{admit_origin, fetch_within, time_limit, AbortOnDrop, CallLimit, Failure};
 use super::respond::{error_json, ResponseParts};
 use super::state::Gateway;
 use edgeshed::time::{Clock, Instant};
@@ -157,7 +157,9 @@ pub(crate) async fn respond(
     let abort = AbortOnDrop::new()?;
     let started = JsClock.now();
     let sampling = super::origin_limit::start(gateway, origin_index);
-    let fetched = fetch_within(&target, &init, time_limit(None, origin.timeout), &abort).await;
+    let mut limit = CallLimit::new(time_limit(None, origin.timeout));
+    let fetched = fetch_within(&target, &init, &mut limit, &abort).await;
+    drop(limit);
     super::origin_limit::sample_fetch(sampling, &fetched);
     let took = JsClock.now().saturating_duration_since(started);
     if let Some(histogram) = gateway
