@@ -9,6 +9,7 @@
 //   node benches/e2e/profile.mjs --out p.cpuprofile --top 40
 //   node benches/e2e/profile.mjs --floor         # the floor worker (503 at once), for scale
 //   node benches/e2e/profile.mjs --dist DIR      # another build of dist/worker
+//   node benches/e2e/profile.mjs --adaptive gradient2   # adaptive origin limits instead of 4
 //
 // Needs dist/worker (scripts/build-worker.sh). The profile file opens in
 // Chrome DevTools (Performance → load profile).
@@ -28,10 +29,12 @@ const OUT = opt("--out", null);
 const PORT = 9300 + Math.floor(Math.random() * 500);
 const FLOOR = args.includes("--floor");
 const DIST = opt("--dist", null);
+const ADAPTIVE = opt("--adaptive", null);
 const FLOOR_SCRIPT = `export default { fetch() { return new Response('{"error":"overloaded"}', { status: 503, headers: { "retry-after": "1" } }); } };`;
 
 const origins = await startOrigins({ names: ["a", "b"], concurrency: 4, latencyMs: 50 });
-const origin = (name) => ({ url: origins.url(name), maxInFlight: 4, maxQueue: 0, timeoutMs: 30_000 });
+const limit = ADAPTIVE ? { adaptive: { algorithm: ADAPTIVE } } : { maxInFlight: 4 };
+const origin = (name) => ({ url: origins.url(name), ...limit, maxQueue: 0, timeoutMs: 30_000 });
 const config = {
   retryAfterSeconds: 1,
   origins: { a: origin("a"), b: origin("b") },

@@ -4,6 +4,7 @@
 //   node benches/e2e/run.mjs --quick           # 2 s per level, ~4-5 min
 //   node benches/e2e/run.mjs --only gradient2,fixed --arrivals smooth --levels 10
 //   node benches/e2e/run.mjs --json out.json --svg out.svg --md out.md
+//   node benches/e2e/run.mjs --hog 2 ...       # 2 busy-looping processes beside it (other tenants)
 //
 // Origins a and b (benches/e2e/origin.mjs, child process) serve 4 requests
 // at once in 50 ms each and queue the rest: the fan-out's capacity is
@@ -24,6 +25,7 @@
 //
 // The bench of issue 6 (RSS growth and shed latency per level, --soak) is
 // benches/e2e/rss.mjs.
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../support/workerd.mjs";
@@ -48,6 +50,12 @@ const WARMUP_S = QUICK ? 1 : 1.5;
 const JSON_OUT = opt("--json", null);
 const SVG_OUT = opt("--svg", QUICK ? null : join(ROOT, "BENCHMARKS-adaptive.svg"));
 const MD_OUT = opt("--md", null);
+
+// Other tenants of the machine, made on purpose: each a process spinning
+// on the CPU for the whole run (the 10x stall finding of issue 13).
+const HOGS = Array.from({ length: Number(opt("--hog", 0)) }, () =>
+  spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }),
+);
 
 const SLOTS = 4;
 const LATENCY_MS = 50;
@@ -190,3 +198,4 @@ if (SVG_OUT) {
   console.log(`plot: ${SVG_OUT}`);
 }
 origins.close();
+for (const hog of HOGS) hog.kill();

@@ -421,3 +421,45 @@ describe("fan-out wider than 6 connections", () => {
     await worker.until(idle, { what: "idle" });
   });
 });
+
+describe("fan-out: a call shed after its sibling was admitted", () => {
+  let held, free, worker;
+  before(async () => {
+    held = await startOrigin("held");
+    free = await startOrigin("free");
+    // The entry counts every fetch() the gateway starts (tests/worker/support/counting-fetch.mjs).
+    worker = await startWorker(
+      {
+        statsPublic: true,
+        origins: { free: { url: free.url }, solo: { url: held.url, maxInFlight: 1, maxQueue: 0 } },
+        routes: [
+          { path: "/hold", fanout: [{ origin: "solo", path: "/hold" }] },
+          // free first: it is admitted before solo is shed, in the same poll.
+          { path: "/pair", fanout: [{ origin: "free", path: "/p" }, { origin: "solo", path: "/s" }] },
+        ],
+      },
+      { scriptPath: "tests/worker/support/counting-fetch.mjs" },
+    );
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await Promise.all([held, free].map((o) => o?.close()));
+  });
+
+  test("503 for the shed one, and no fetch is even started for the admitted sibling", async () => {
+    const gateOpen = gate();
+    held.behave(after(gateOpen, answer({ held: 1 })));
+    free.behave(answer({ p: 1 }));
+    const first = worker.get("/hold");
+    await gateOpen.arrivals(1);
+    const r = await worker.get("/pair");
+    assert.equal(r.status, 503, r.text);
+    assert.deepEqual(r.json, { error: "overloaded", scope: "origin:solo" });
+    gateOpen.open();
+    assert.equal((await first).status, 200);
+    await worker.until(idle, { what: "idle" });
+    const fetched = (await worker.get("/__test/fetches")).json;
+    assert.deepEqual(fetched.map((url) => new URL(url).pathname), ["/hold"], "only the held call was fetched");
+    assert.equal(free.requests.length, 0);
+  });
+});

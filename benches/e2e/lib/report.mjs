@@ -30,8 +30,8 @@ function compact(rows, arrival, meta) {
 /** Every row with every figure. */
 function full(rows) {
   const out = [
-    "| config | arrival | run | goodput | 2xx/s | 2xx p50 | 2xx p99 | 503 p99 | origin a active mean/peak | queue mean/peak | RSS peak MiB | limits a/b at end | statuses | outside contract |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| config | arrival | run | goodput | 2xx/s | 2xx p50 | 2xx p99 | 503 p99 | origin a active mean/peak | queue mean/peak | RSS peak MiB | isolate CPU (share of a core) | limits a/b at end | statuses | outside contract |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of rows) {
     const run = r.kind === "halving" ? `halved at ${r.level}× (5 s on; ≥ 0.9 after ${r.reachedMs ?? "–"} ms)` : `${r.level}×`;
@@ -39,6 +39,7 @@ function full(rows) {
     out.push(
       `| ${r.config} | ${r.arrival} | ${run} | ${r.goodput.toFixed(2)} | ${f1(r.goodputRps)} | ${f1(r.admitted.p50)} | ${f1(r.admitted.p99)} | ${f1(r.shed.p99)} |` +
         ` ${f1(r.origin.meanActive)} / ${r.origin.peakActive} | ${f1(r.origin.meanQueued)} / ${r.origin.peakQueued} | ${(r.rssKiB / 1024).toFixed(1)} |` +
+        ` ${r.cpu ? r.cpu.isolate.toFixed(2) : "–"} |` +
         ` ${r.limits ? `${r.limits.a}/${r.limits.b}` : "–"} | ${statuses} | ${r.outsideContract || 0} |`,
     );
   }

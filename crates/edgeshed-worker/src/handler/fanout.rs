@@ -1,5 +1,6 @@
 //! Fan-out routes: call several origins concurrently and merge their JSON.
 
+use super::concurrently::{until_decided, yield_once};
 use super::origin_call::{admit_origin, fetch_within, time_limit, AbortOnDrop, CallLimit, Failure};
 use super::respond::{error_json, json_string, ResponseParts};
 use super::state::Gateway;
@@ -9,43 +10,7 @@ use core::time::Duration;
 use edgeshed::admission::AdmitError;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::JsClock;
-use futures_util::future::select_all;
 use wasm_bindgen::JsValue;
-
-/// Runs every future concurrently until all are done, or until `decisive`
-/// says one output settles the outcome; the rest are then dropped
-/// (cancelled). Returns each output (`None` for the cancelled) in the order
-/// of `futures`, and the decisive index.
-///
-/// `select_all` polls every pending future with the task's own waker on
-/// each step. A combinator that coalesces its children's wakes
-/// (`FuturesUnordered`) is not used here: in workerd a child woken from
-/// another request resumes the task through a continuation that workerd may
-/// deliver late, and a later wake from a sibling's own timer would then be
-/// swallowed by the coalescing, leaving the request to look hung.
-async fn until_decided<F: core::future::Future>(
-    futures: Vec<F>,
-    decisive: impl Fn(usize, &F::Output) -> bool,
-) -> (Vec<Option<F::Output>>, Option<usize>) {
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    let mut running: Vec<_> = futures
-        .into_iter()
-        .enumerate()
-        .map(|(index, future)| Box::pin(async move { (index, future.await) }))
-        .collect();
-    while !running.is_empty() {
-        let ((index, output), _, rest) = select_all(running).await;
-        running = rest;
-        let stop = decisive(index, &output);
-        if let Some(slot) = outputs.get_mut(index) {
-            *slot = Some(output);
-        }
-        if stop {
-            return (outputs, Some(index));
-        }
-    }
-    (outputs, None)
-}
 
 /// What one origin call produced.
 struct Outcome {
@@ -87,7 +52,16 @@ pub(crate) async fn respond(
     let accept = request.headers().get("accept").ok().flatten();
     let futures: Vec<_> = calls
         .iter()
-        .map(|call| call_origin(gateway, call, deadline, accept.as_deref(), ctx))
+        .map(|call| {
+            call_origin(
+                gateway,
+                call,
+                deadline,
+                accept.as_deref(),
+                ctx,
+                calls.len() > 1,
+            )
+        })
         .collect();
     let (outcomes, decisive) = until_decided(futures, |index, outcome: &Outcome| {
         outcome.result.is_err() && calls.get(index).is_some_and(|call| call.required)
@@ -204,13 +178,15 @@ extern "C" {
     fn too_large(response: &web_sys::Response) -> bool;
 }
 
-/// Admits, fetches and reads one origin call.
+/// Admits, fetches and reads one origin call. With `siblings`, the call
+/// lets the others take their turn between its admission and its fetch.
 async fn call_origin(
     gateway: &Gateway,
     call: &FanOutCall,
     deadline: Option<Instant>,
     accept: Option<&str>,
     ctx: &JsValue,
+    siblings: bool,
 ) -> Outcome {
     let start = JsClock.now();
     let (permit, waited) = match admit_origin(gateway, call.origin, deadline, ctx).await {
@@ -223,6 +199,15 @@ async fn call_origin(
             }
         }
     };
+    if siblings {
+        // The calls are polled in order: without this, a call admitted at
+        // once would start its fetch before a later required sibling is
+        // shed in the same poll, and that fetch would be aborted at once:
+        // a wasted origin request per such shed (with adaptive limits that
+        // differ per origin, most sheds at overload). The task polls again
+        // at once, in the same step.
+        yield_once().await;
+    }
     let fetch_start = JsClock.now();
     let result = fetch_json(gateway, call, deadline, accept).await;
     let took = JsClock.now().saturating_duration_since(fetch_start);

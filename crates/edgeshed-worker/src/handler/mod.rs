@@ -8,6 +8,7 @@ mod admin;
 mod budget;
 mod budget_admin;
 mod budget_calls;
+mod concurrently;
 mod convert;
 mod fanout;
 mod origin_call;
