@@ -3,13 +3,14 @@
 //
 //   node benches/run-all.mjs            # full (~6 min on 2 cores, plus the native build)
 //   node benches/run-all.mjs --quick    # smoke run of each (~2.5 min)
-//   node benches/run-all.mjs --skip native,e2e     # leave some out
+//   node benches/run-all.mjs --skip native,e2e,cpu     # leave some out
 //   node benches/run-all.mjs --build    # rebuild pkg/ and dist/worker/ first
 //
 //   1. native core      cargo bench --bench core            (benches/core.rs)
 //   2. Node.js          node --expose-gc benches/node/limiter.bench.mjs
 //   3. size/start-up    node benches/size.mjs
 //   4. workerd e2e      node benches/e2e/run.mjs
+//   5. workerd CPU      node benches/e2e/cpu.mjs
 //
 // pkg/, dist/worker/ and the tower-on-wasm peer (benches/tower-wasm/pkg/)
 // are built (scripts/build-pkg.sh, build-worker.sh, benches/tower-wasm/build.sh)
@@ -63,4 +64,5 @@ if (!SKIP.has("node")) {
 }
 if (!SKIP.has("size")) run("3. size and start-up", process.execPath, ["benches/size.mjs", ...quick, "--json", join(out, "size.json")]);
 if (!SKIP.has("e2e")) run("4. end to end on workerd", process.execPath, ["benches/e2e/run.mjs", ...quick, "--json", join(out, "e2e.json")]);
+if (!SKIP.has("cpu")) run("5. workerd CPU per response", process.execPath, ["benches/e2e/cpu.mjs", ...quick, "--json", join(out, "cpu.json")]);
 console.log(`\nJSON figures: ${out}   (load average now ${loadavg().map((x) => x.toFixed(2)).join(", ")})`);
