@@ -129,7 +129,8 @@ describe("dashboard: simulation mode", () => {
     assert.equal(await page.inputValue("#algorithm"), "gradient2");
     assert.equal(await page.textContent("#maxInFlight-name"), "initialLimit");
     assert.match(await page.textContent("#algorithm-hint"), /adaptive: \{ algorithm: "gradient2"/);
-    let state = await page.evaluate(() => window.__edgeshed.sim);
+    // The state is published with the first sample, a tick after the page is ready.
+    let state = await until(page, () => window.__edgeshed.sim, null, { what: "the first simulation sample" });
     assert.equal(state.options.algorithm, "gradient2");
     assert.equal(state.lanes.edgeshed.algorithm, "gradient2");
 
