@@ -54,7 +54,9 @@ pub(crate) use guard::guard;
 pub use guard::lost_tasks;
 pub(crate) use host::per_request_host;
 pub use host::{host, Host};
-pub use registry::{hand_over_settlement, live_tasks, reclaim_expired, spawn, spawn_for_request};
+pub use registry::{
+    hand_over_settlement, live_tasks, reclaim_expired, spawn, spawn_for_request, Spawned,
+};
 pub use step::foreign_steps;
 pub use waker::{wake_from_own_event, RemoteWake};
 

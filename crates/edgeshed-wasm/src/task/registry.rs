@@ -92,7 +92,17 @@ pub fn spawn<F>(future: F) -> js_sys::Promise
 where
     F: Future<Output = Result<JsValue, JsValue>> + 'static,
 {
-    spawn_for_request(future, None, None)
+    spawn_for_request(future, None, None).promise
+}
+
+/// A task spawned by [`spawn_for_request`]: its promise, and whether it
+/// already ended in its first step (then nothing needs the request kept
+/// alive for it: no `waitUntil`).
+pub struct Spawned {
+    /// Settles with the task's result.
+    pub promise: js_sys::Promise,
+    /// The task ended before `spawn_for_request` returned.
+    pub ended: bool,
 }
 
 /// Like [`spawn`], for the task of one workerd request.
@@ -112,7 +122,7 @@ pub fn spawn_for_request<F>(
     future: F,
     lifetime_ms: Option<f64>,
     context_probe: Option<JsValue>,
-) -> js_sys::Promise
+) -> Spawned
 where
     F: Future<Output = Result<JsValue, JsValue>> + 'static,
 {
@@ -122,7 +132,8 @@ where
     }
     let mut future = Some(Box::pin(future) as TaskFuture);
     let mut context_probe = context_probe;
-    js_sys::Promise::new(&mut |resolve, reject| {
+    let mut spawned_id = None;
+    let promise = js_sys::Promise::new(&mut |resolve, reject| {
         let id = TASKS.with(|tasks| {
             tasks.borrow_mut().insert_with(|id| Task {
                 future: future.take(),
@@ -140,8 +151,11 @@ where
                 waker: Waker::from(Arc::new(TaskWaker { id })),
             })
         });
+        spawned_id = Some(id);
         step(id);
-    })
+    });
+    let ended = spawned_id.is_none_or(|id| with_task(id, |_| ()).is_none());
+    Spawned { promise, ended }
 }
 
 /// Drops every task past its `expires_at`, and returns how many.

@@ -49,19 +49,9 @@ pub(crate) async fn respond(
                 .into_response()
         }
     };
-    let accept = request.headers().get("accept").ok().flatten();
     let futures: Vec<_> = calls
         .iter()
-        .map(|call| {
-            call_origin(
-                gateway,
-                call,
-                deadline,
-                accept.as_deref(),
-                ctx,
-                calls.len() > 1,
-            )
-        })
+        .map(|call| call_origin(gateway, call, deadline, request, ctx, calls.len() > 1))
         .collect();
     let (outcomes, decisive) = until_decided(futures, |index, outcome: &Outcome| {
         outcome.result.is_err() && calls.get(index).is_some_and(|call| call.required)
@@ -184,7 +174,7 @@ async fn call_origin(
     gateway: &Gateway,
     call: &FanOutCall,
     deadline: Option<Instant>,
-    accept: Option<&str>,
+    request: &web_sys::Request,
     ctx: &JsValue,
     siblings: bool,
 ) -> Outcome {
@@ -209,7 +199,7 @@ async fn call_origin(
         yield_once().await;
     }
     let fetch_start = JsClock.now();
-    let result = fetch_json(gateway, call, deadline, accept).await;
+    let result = fetch_json(gateway, call, deadline, request).await;
     let took = JsClock.now().saturating_duration_since(fetch_start);
     drop(permit);
     Outcome {
@@ -223,7 +213,7 @@ async fn fetch_json(
     gateway: &Gateway,
     call: &FanOutCall,
     deadline: Option<Instant>,
-    accept: Option<&str>,
+    request: &web_sys::Request,
 ) -> Result<JsValue, Failure> {
     let origin = gateway
         .config
@@ -236,8 +226,9 @@ async fn fetch_json(
     let init = web_sys::RequestInit::new();
     init.set_method("GET");
     let headers = web_sys::Headers::new().map_err(|_| Failure::Unreachable)?;
-    if let Some(accept) = accept {
-        let _ = headers.set("accept", accept);
+    // Read here, not per request: a shed request never needs it.
+    if let Some(accept) = request.headers().get("accept").ok().flatten() {
+        let _ = headers.set("accept", &accept);
     }
     init.set_headers(&headers);
     let started = JsClock.now();

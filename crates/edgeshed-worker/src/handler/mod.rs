@@ -42,7 +42,7 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
         Err(_) => None,
     };
     let probe = JsValue::from(client_gone.clone());
-    let response = edgeshed_wasm::task::spawn_for_request(
+    let spawned = edgeshed_wasm::task::spawn_for_request(
         async move {
             // With the `enable_request_signal` flag, the request's signal aborts
             // when the client disconnects: the route future is then dropped at
@@ -81,9 +81,12 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
     // The task holds permits until it ends. If the client goes away first,
     // workerd cancels the request's pending I/O — and the task would never
     // end. Registering it with waitUntil keeps the request's context (and
-    // so the task's own timers and fetches) alive until it does.
-    wait_until(&keep_alive, &response);
-    response
+    // so the task's own timers and fetches) alive until it does. A task that
+    // ended in its first step (a shed request) needs none.
+    if !spawned.ended {
+        wait_until(&keep_alive, &spawned.promise);
+    }
+    spawned.promise
 }
 
 #[wasm_bindgen(module = "/src/handler/glue.js")]

@@ -125,7 +125,8 @@ async fn a_step_in_a_foreign_turn_is_skipped_and_the_task_goes_on_at_its_own_tim
         },
         None,
         Some(probe.clone()),
-    );
+    )
+    .promise;
     // The wake from the gate arrives while the task's request is not the
     // current one: that step is skipped, nothing is polled.
     set(&probe, "foreign", &JsValue::TRUE);
@@ -146,4 +147,31 @@ async fn a_step_in_a_foreign_turn_is_skipped_and_the_task_goes_on_at_its_own_tim
     set(&probe, "foreign", &JsValue::FALSE);
     assert_eq!(JsFuture::from(task).await.unwrap(), 7);
     assert_eq!(foreign_steps(), skipped_before + 1);
+}
+
+#[wasm_bindgen_test]
+async fn a_request_task_says_whether_it_ended_in_its_first_step() {
+    let at_once = spawn_for_request(async { Ok(JsValue::from(1)) }, Some(1000.0), None);
+    assert!(at_once.ended, "nothing to wait for: no waitUntil needed");
+    assert_eq!(JsFuture::from(at_once.promise).await.unwrap(), 1);
+    let gate = deferred();
+    let promise: js_sys::Promise = js_sys::Reflect::get(&gate, &"promise".into())
+        .unwrap()
+        .into();
+    let waiting = spawn_for_request(
+        async move { JsFuture::from(promise).await },
+        Some(1000.0),
+        None,
+    );
+    assert!(
+        !waiting.ended,
+        "it waits: the request must be kept alive for it"
+    );
+    let resolve: js_sys::Function = js_sys::Reflect::get(&gate, &"resolve".into())
+        .unwrap()
+        .into();
+    resolve
+        .call1(&JsValue::UNDEFINED, &JsValue::from(2))
+        .unwrap();
+    assert_eq!(JsFuture::from(waiting.promise).await.unwrap(), 2);
 }

@@ -24,7 +24,7 @@ impl Drop for Held {
 fn holding_task(lifetime_ms: f64, gate: Option<js_sys::Promise>) -> Rc<Cell<bool>> {
     let dropped = Rc::new(Cell::new(false));
     let held = Held(Rc::clone(&dropped));
-    let _promise = spawn_for_request(
+    let _spawned = spawn_for_request(
         async move {
             let _held = held;
             match gate {
