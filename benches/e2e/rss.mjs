@@ -30,8 +30,8 @@
 // RSS every second (does the growth level off?).
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import autocannon from "autocannon";
 import { ROOT, cpuMs, startWorkerd, bundle, rssKiB } from "../support/workerd.mjs";
+import { CONNECTIONS, STAGGER, autocannonShare, shareOf } from "./lib/arrivals.mjs";
 import { startOrigins } from "./lib/origins.mjs";
 
 const args = process.argv.slice(2);
@@ -46,8 +46,6 @@ const SOAK_S = opt("--soak", null);
 const CONCURRENCY = 4;
 const LATENCY_MS = 50;
 const CAPACITY = (CONCURRENCY * 1000) / LATENCY_MS; // requests/s of the fan-out
-const CONNECTIONS = 200; // total, split over the instances
-const STAGGER = 10;
 const TIMEOUT_S = 10; // autocannon's per-request timeout
 const AFTER_MS = 2000;
 const WARMUP_S = QUICK ? 1 : 3; // load before the measured run (V8 heap and buffers reach their working size)
@@ -122,24 +120,10 @@ function percentile(sorted, p) {
 async function load(url, rate, seconds, onResponse) {
   const instances = [];
   for (let i = 0; i < STAGGER; i++) {
-    const share = Math.floor(rate / STAGGER) + (i < rate % STAGGER ? 1 : 0);
+    const share = shareOf(rate, i);
     if (share === 0) continue;
     await sleep(1000 / STAGGER);
-    instances.push(
-      new Promise((resolve, reject) => {
-        const instance = autocannon(
-          {
-            url: new URL("/aggregate", url).href,
-            connections: Math.min(share, CONNECTIONS / STAGGER),
-            overallRate: share,
-            duration: seconds,
-            timeout: TIMEOUT_S,
-          },
-          (error, result) => (error ? reject(error) : resolve(result)),
-        );
-        if (onResponse) instance.on("response", (_client, status, _bytes, ms) => onResponse(status, ms));
-      }),
-    );
+    instances.push(autocannonShare(url, share, seconds, TIMEOUT_S, onResponse));
   }
   return Promise.all(instances);
 }

@@ -21,8 +21,10 @@ import { rng as mulberry32 } from "../../../www/sim.js";
 
 const TIMEOUT_MS = 10_000;
 const DRAIN_MS = 3_000;
-const STAGGER = 10;
-const CONNECTIONS = 200;
+/** autocannon instances per bursty load, started 1000 / STAGGER ms apart. */
+export const STAGGER = 10;
+/** Sockets of a load, in all (split over the instances for bursty ones). */
+export const CONNECTIONS = 200;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Open-loop Poisson arrivals at `rate`/s for `seconds` (see the header). */
@@ -93,25 +95,13 @@ export async function bursty(url, rate, seconds, { onStart } = {}) {
   const opening = setTimeout(() => onStart?.(t0), Math.max(0, t0 - performance.now()));
   const instances = [];
   for (let i = 0; i < STAGGER; i++) {
-    const share = Math.floor(rate / STAGGER) + (i < rate % STAGGER ? 1 : 0);
+    const share = shareOf(rate, i);
     if (share === 0) continue;
     if (i > 0) await sleep(Math.max(0, t0 - ((STAGGER - 1 - i) * 1000) / STAGGER - performance.now()));
     instances.push(
-      new Promise((resolve, reject) => {
-        const instance = autocannon(
-          {
-            url: new URL("/aggregate", url).href,
-            connections: Math.min(share, CONNECTIONS / STAGGER),
-            overallRate: share,
-            duration: seconds + 1,
-            timeout: TIMEOUT_MS / 1000,
-          },
-          (error, result) => (error ? reject(error) : resolve(result)),
-        );
-        instance.on("response", (_client, status, _bytes, ms) =>
-          out.responses.push({ status, ms, at: performance.now() - t0 }),
-        );
-      }),
+      autocannonShare(url, share, seconds + 1, TIMEOUT_MS / 1000, (status, ms) =>
+        out.responses.push({ status, ms, at: performance.now() - t0 }),
+      ),
     );
   }
   const results = await Promise.all(instances);
@@ -122,6 +112,32 @@ export async function bursty(url, rate, seconds, { onStart } = {}) {
     out.timeouts += result.timeouts;
   }
   return out;
+}
+
+/** The share of rate `i` of STAGGER instances gets (the remainder goes to the first ones). */
+export function shareOf(rate, i) {
+  return Math.floor(rate / STAGGER) + (i < rate % STAGGER ? 1 : 0);
+}
+
+/**
+ * One autocannon instance sending GET /aggregate on `url` at `share` req/s
+ * for `seconds` (over at most CONNECTIONS / STAGGER connections); calls
+ * `onResponse(status, ms)` per answer and resolves with autocannon's result.
+ */
+export function autocannonShare(url, share, seconds, timeoutS, onResponse) {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: new URL("/aggregate", url).href,
+        connections: Math.min(share, CONNECTIONS / STAGGER),
+        overallRate: share,
+        duration: seconds,
+        timeout: timeoutS,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    if (onResponse) instance.on("response", (_client, status, _bytes, ms) => onResponse(status, ms));
+  });
 }
 
 export const ARRIVALS = { smooth, bursty };
