@@ -104,7 +104,9 @@ pub use limit::{
 };
 pub use load_shed::{LoadShed, LoadShedLayer};
 
-/// The README's Rust examples, compiled and run as doc tests.
+/// The README's and the Rust reference's (docs/rust.md) examples, compiled
+/// and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
+#[doc = include_str!("../docs/rust.md")]
 pub struct ReadmeDoctests;

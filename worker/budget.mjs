@@ -11,7 +11,7 @@
 // (eviction, restart, a new version) starts in learning mode until the
 // horizon (at most one TTL): it re-registers only what holders report they
 // hold, so a restart never over-admits; a first start, or one after every
-// old lease expired, grants at once (see the README, "Fleet budget").
+// old lease expired, grants at once (see docs/gateway.md, "Fleet budget").
 import { DurableObject } from "cloudflare:workers";
 import { BudgetTable } from "../dist/worker/edgeshed.js";
 

@@ -1,7 +1,7 @@
 // The npm package in headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core): a page that imports it through an import map, exactly as
-// the README's browser snippet does. The page is tests/js/fixtures/browser.html
-// with the README snippet inserted by the test's static server.
+// docs/js.md's browser snippet does. The page is tests/js/fixtures/browser.html
+// with the docs/js.md snippet inserted by the test's static server.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
@@ -36,7 +36,7 @@ let base;
 let browser;
 const served = []; // "<status> <path>" of every request, in order
 
-/** Static files from the repository, the fixture page with the README snippet, and /api/item/<id>. */
+/** Static files from the repository, the fixture page with the docs/js.md snippet, and /api/item/<id>. */
 async function handle(req, res) {
   const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
   const item = /^\/api\/item\/(\d+)$/.exec(path);
@@ -85,7 +85,7 @@ after(async () => {
   await new Promise((resolve) => server?.close(resolve));
 }, T);
 
-test("README: the browser snippet loads the package through the import map and limits fetches", T, async () => {
+test("docs/js.md: the browser snippet loads the package through the import map and limits fetches", T, async () => {
   const snippet = readmeSnippet("browser").code;
   assert.match(snippet, /"imports":\s*\{\s*"edgeshed":\s*"\/pkg\/browser\.js"\s*\}/);
 

@@ -1,6 +1,6 @@
 // What a new user tripped over (issue 11, item 9): error classes to test
 // rejections with `instanceof`, near misses of edgeshed's own `fetch` keys,
-// and the README's TypeScript under the strictest compiler options.
+// and docs/js.md's TypeScript under the strictest compiler options.
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -113,9 +113,9 @@ describe("fetch: near misses of deadlineMs", () => {
 describe("TypeScript", () => {
   const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
 
-  test("the README's TypeScript type-checks with strict and exactOptionalPropertyTypes", async () => {
+  test("docs/js.md's TypeScript type-checks with strict and exactOptionalPropertyTypes", async () => {
     const { code } = readmeSnippet("typescript");
-    assert.match(code, /limiter\.run\(\(signal\) => fetch\(url, \{ signal \}\)/, "the README's own idiom is checked");
+    assert.match(code, /limiter\.run\(\(signal\) => fetch\(url, \{ signal \}\)/, "docs/js.md's own idiom is checked");
     assert.match(code, /instanceof OverloadedError/);
     // Under node_modules/, so that "edgeshed" resolves as in a user's project.
     const dir = join(ROOT, "node_modules", ".cache", "edgeshed-tests", "readme-ts");
@@ -142,6 +142,6 @@ describe("TypeScript", () => {
     const result = await promisify(execFile)(process.execPath, [tsc, "-p", join(dir, "tsconfig.json")], { cwd: dir }).catch(
       (error) => error,
     );
-    assert.equal(result.code ?? 0, 0, `tsc failed on the README's TypeScript:\n${result.stdout}${result.stderr}`);
+    assert.equal(result.code ?? 0, 0, `tsc failed on docs/js.md's TypeScript:\n${result.stdout}${result.stderr}`);
   });
 });

@@ -642,16 +642,18 @@ describe("TypeScript declarations", () => {
   });
 });
 
-test("README: the Node.js snippet runs and prints what the README shows", async () => {
-  const { code, output } = readmeSnippet("node");
-  assert.match(code, /from "edgeshed"/);
-  assert.ok(output, "README has the snippet's output block");
-  // Written under node_modules/ so that `import "edgeshed"` resolves as in a user's project.
-  const dir = join(ROOT, "node_modules", ".cache", "edgeshed-tests");
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, "readme-node.mjs");
-  writeFileSync(file, code);
-  const { stdout, stderr } = await run(process.execPath, [file], { cwd: dir });
-  assert.equal(stderr, "");
-  assert.equal(stdout, output);
-});
+for (const name of ["readme", "node"]) {
+  test(`README / docs: the ${name} snippet runs and prints what the document shows`, async () => {
+    const { code, output, file } = readmeSnippet(name);
+    assert.match(code, /from "edgeshed"/);
+    assert.ok(output, `${file} has the snippet's output block`);
+    // Written under node_modules/ so that `import "edgeshed"` resolves as in a user's project.
+    const dir = join(ROOT, "node_modules", ".cache", "edgeshed-tests");
+    mkdirSync(dir, { recursive: true });
+    const script = join(dir, `snippet-${name}.mjs`);
+    writeFileSync(script, code);
+    const { stdout, stderr } = await run(process.execPath, [script], { cwd: dir });
+    assert.equal(stderr, "");
+    assert.equal(stdout, output);
+  });
+}

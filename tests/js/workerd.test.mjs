@@ -1,5 +1,5 @@
 // The npm package inside real workerd (Miniflare 4): a module-scope Limiter
-// shared by concurrent requests of one isolate, and the README's workerd
+// shared by concurrent requests of one isolate, and docs/js.md's workerd
 // snippet bundled by wrangler (the `workerd` export condition).
 // Every origin the workers call is a node http server on 127.0.0.1 that the
 // test controls, so every step waits for a real event, never for time.
@@ -175,7 +175,7 @@ describe("Limiter shared by concurrent requests in workerd", () => {
 
   test("limiter.fetch's response returned as is: a client that disconnects frees the slot after bodyTimeoutMs", T, async () => {
     // workerd drops the body of a vanished client without cancel() (the
-    // README's caveat): the body then sits idle, and bodyTimeoutMs frees it.
+    // docs/js.md's caveat): the body then sits idle, and bodyTimeoutMs frees it.
     const controller = new AbortController();
     const pending = mf.dispatchFetch("http://worker/proxy?id=8&limiter=idlebody", {
       headers: IDENTITY,
@@ -220,7 +220,7 @@ describe("Limiter shared by concurrent requests in workerd", () => {
   });
 });
 
-describe("README: the workerd snippet, bundled by wrangler", () => {
+describe("docs/js.md: the workerd snippet, bundled by wrangler", () => {
   const dir = join(ROOT, "node_modules", ".cache", "edgeshed-tests", "readme-workerd");
   let origin;
   let mf;

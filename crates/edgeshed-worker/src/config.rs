@@ -202,7 +202,7 @@ impl ConfigError {
     pub fn missing_binding(why: &str) -> Self {
         Self::new(format!(
             "the EDGESHED binding is missing: {why}; set it in wrangler.toml \
-             ([vars.EDGESHED], a JSON object, or a JSON string) -- see the README"
+             ([vars.EDGESHED], a JSON object, or a JSON string) -- see docs/gateway.md"
         ))
     }
 

@@ -76,22 +76,33 @@ export function closed(res) {
   return res.closed ? Promise.resolve() : new Promise((resolve) => res.once("close", resolve));
 }
 
+/** The documents whose snippets the tests run: the README's first example, the JS reference's set-ups. */
+const SNIPPET_FILES = ["README.md", "docs/js.md"];
+
 /**
- * The fenced code block that follows `<!-- snippet: NAME -->` in README.md,
- * and the optional block that follows `<!-- output: NAME -->`.
+ * The fenced code block that follows `<!-- snippet: NAME -->` in README.md or
+ * docs/js.md (exactly one of them), and the optional block that follows
+ * `<!-- output: NAME -->` in the same file.
  */
 export function readmeSnippet(name) {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const block = (marker) => {
-    const at = readme.indexOf(marker);
+  const marker = `<!-- snippet: ${name} -->`;
+  const files = SNIPPET_FILES.filter((file) => readFileSync(join(ROOT, file), "utf8").includes(marker));
+  if (files.length !== 1) throw new Error(`${marker} must be in exactly one of ${SNIPPET_FILES.join(", ")}; found in ${files.length}`);
+  const [file] = files;
+  const text = readFileSync(join(ROOT, file), "utf8");
+  const block = (at) => {
     if (at < 0) return undefined;
-    const match = /^\s*```[^\n]*\n([\s\S]*?)\n```/.exec(readme.slice(at + marker.length));
-    if (!match) throw new Error(`README.md: no fenced block after ${marker}`);
+    const match = /^\s*```[^\n]*\n([\s\S]*?)\n```/.exec(text.slice(at));
+    if (!match) throw new Error(`${file}: no fenced block after ${text.slice(at, at + 40)}`);
     return match[1] + "\n";
   };
-  const code = block(`<!-- snippet: ${name} -->`);
-  if (code === undefined) throw new Error(`README.md has no <!-- snippet: ${name} --> marker`);
-  return { code, output: block(`<!-- output: ${name} -->`) };
+  const outputMarker = `<!-- output: ${name} -->`;
+  const output = text.indexOf(outputMarker);
+  return {
+    code: block(text.indexOf(marker) + marker.length),
+    output: output < 0 ? undefined : block(output + outputMarker.length),
+    file,
+  };
 }
 
 /**

@@ -7,7 +7,7 @@
 //! driven by an injected clock (milliseconds as `u64`, e.g. `Date.now()` in
 //! the object and the isolate): no timers, no I/O, no wasm-bindgen.
 //!
-//! Rules (see the README's "Fleet budget"):
+//! Rules (see docs/gateway.md, "Fleet budget"):
 //! - **Safety:** the table never has more than `limit` permits leased to
 //!   unexpired leases, and a holder never counts a permit past its lease's
 //!   expiry (computed from the time it *sent* the request, so it expires
