@@ -4,6 +4,21 @@
 //!
 //! `cargo run --example hyper_streaming` (needs the crate's `tokio` and
 //! `http-body` features; the crate's own tests and examples have them on).
+//! As `src/main.rs` of a new app it needs:
+//!
+//! ```toml
+//! [dependencies]
+//! edgeshed = { git = "https://github.com/edgeshed/edgeshed", features = ["tokio", "http-body"] } # or path = "../edgeshed"
+//! bytes = "1"
+//! futures = "0.3"
+//! http = "1"
+//! http-body = "1"
+//! http-body-util = "0.1"
+//! hyper = { version = "1", features = ["http1", "server", "client"] }
+//! hyper-util = { version = "0.1.10", features = ["tokio", "service"] }
+//! tokio = { version = "1", features = ["macros", "rt", "net", "time"] }
+//! tower = { version = "0.5", features = ["util"] }
+//! ```
 
 use bytes::Bytes;
 use edgeshed::error::{BoxError, Overloaded};

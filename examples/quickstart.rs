@@ -2,7 +2,17 @@
 //! two more wait for 20 ms, and sheds the rest with `Overloaded` (HTTP 503).
 //!
 //! Runs on `futures`' tiny executor with a `ManualClock`, so the output is
-//! deterministic: `cargo run --example quickstart`.
+//! deterministic: `cargo run --example quickstart`. As `src/main.rs` of a
+//! new app it needs:
+//!
+//! ```toml
+//! [dependencies]
+//! edgeshed = { git = "https://github.com/edgeshed/edgeshed" } # or path = "../edgeshed"
+//! futures = "0.3"
+//! tower = { version = "0.5", features = ["util"] }
+//! tower-layer = "0.3"
+//! tower-service = "0.3"
+//! ```
 
 use edgeshed::error::{BoxError, Overloaded};
 use edgeshed::limit::ConcurrencyLimitLayer;

@@ -3,7 +3,16 @@
 //! each error mapped to its HTTP status by downcasting.
 //!
 //! `cargo run --example tokio_stack` (needs the crate's `tokio` feature; the
-//! crate's own tests and examples have it on).
+//! crate's own tests and examples have it on). As `src/main.rs` of a new
+//! app it needs:
+//!
+//! ```toml
+//! [dependencies]
+//! edgeshed = { git = "https://github.com/edgeshed/edgeshed", features = ["tokio"] } # or path = "../edgeshed"
+//! futures = "0.3"
+//! tokio = { version = "1", features = ["macros", "rt", "time"] }
+//! tower = { version = "0.5", features = ["util"] }
+//! ```
 
 use edgeshed::deadline::DeadlineLayer;
 use edgeshed::error::{BoxError, Expired, OverloadCause, Overloaded};

@@ -205,3 +205,54 @@ fn composes_with_load_shed_deadline_and_a_global_limit() {
     origin.complete(2);
     assert_eq!(expect_done(&mut next).unwrap(), 2);
 }
+
+#[test]
+fn services_from_one_layer_share_the_limit_and_what_it_learns() {
+    let clock = ManualClock::new();
+    let origin = Origin::new();
+    let layer = AdaptiveLimitLayer::new(aimd(4))
+        .shed_when_full()
+        .clock(clock.clone());
+    // As a framework does it: the layer again for each connection.
+    let mut first = layer.layer(origin.clone());
+    let mut second = layer.clone().layer(origin.clone());
+    assert_ready(&mut first);
+    let mut failing = first.call(1);
+    clock.advance(Duration::from_millis(10));
+    origin.fail(1, "boom");
+    assert!(expect_done(&mut failing).is_err());
+    // The drop seen through `first` lowered the limit `second` runs under.
+    assert_eq!(second.admission().stats().limit, 2);
+    assert_eq!(layer.admission().stats().limit, 2);
+    let mut running = Vec::new();
+    for id in 2..=3 {
+        assert_ready(&mut second);
+        running.push(second.call(id));
+    }
+    assert_ready(&mut first);
+    assert!(expect_done(&mut first.call(4))
+        .unwrap_err()
+        .is::<Overloaded>());
+    assert_eq!(layer.admission().stats().shed, 1);
+}
+
+#[test]
+fn a_per_service_layer_gives_each_service_its_own_limit_and_algorithm() {
+    let clock = ManualClock::new();
+    let origin = Origin::new();
+    let layer = AdaptiveLimitLayer::new(aimd(4))
+        .clock(clock.clone())
+        .per_service();
+    let mut first = layer.layer(origin.clone());
+    let second = layer.layer(origin.clone());
+    assert_ready(&mut first);
+    let mut failing = first.call(1);
+    origin.fail(1, "boom");
+    assert!(expect_done(&mut failing).is_err());
+    assert_eq!(first.admission().stats().limit, 2);
+    assert_eq!(
+        second.admission().stats().limit,
+        4,
+        "its own algorithm saw nothing"
+    );
+}

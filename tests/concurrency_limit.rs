@@ -368,8 +368,20 @@ fn the_default_release_returns_the_permit_when_the_future_completes() {
 }
 
 #[test]
-fn the_layer_gives_each_service_its_own_limit() {
+fn the_layer_and_its_clones_share_one_limit_across_the_services_they_wrap() {
     let layer = ConcurrencyLimitLayer::new(1).unwrap();
+    let mut a = layer.layer(Origin::new());
+    let mut b = layer.clone().layer(Origin::new());
+    assert_ready(&mut a);
+    assert_pending(&mut b);
+    assert_eq!(layer.admission().stats().in_flight, 1);
+    assert_eq!(layer.admission().stats().queued, 1);
+    assert_eq!(b.admission().stats(), layer.admission().stats());
+}
+
+#[test]
+fn a_per_service_layer_gives_each_service_its_own_limit() {
+    let layer = ConcurrencyLimitLayer::new(1).unwrap().per_service();
     let mut a = layer.layer(Origin::new());
     let mut b = layer.layer(Origin::new());
     assert_ready(&mut a);

@@ -3,6 +3,8 @@
 
 pub mod adaptive;
 pub mod concurrency;
+mod per_service;
 
 pub use adaptive::AdaptiveLimitLayer;
 pub use concurrency::{ConcurrencyLimit, ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer};
+pub use per_service::PerService;

@@ -2,6 +2,7 @@ use super::classify::{Classify, ErrorsAreDrops};
 use super::controller::Controller;
 use super::future::SampledFuture;
 use super::Limit;
+use crate::limit::concurrency::ReleaseOnCompletion;
 use crate::limit::ConcurrencyLimit;
 use crate::time::Clock;
 use core::fmt;
@@ -14,7 +15,9 @@ use tower_service::Service;
 ///
 /// `admission()` gives the stats (`stats().limit` is the current limit);
 /// `get_ref().controller()` the [`Controller`].
-pub type AdaptiveLimit<S, L, C, D = ErrorsAreDrops> = ConcurrencyLimit<Sampled<S, L, C, D>, C>;
+/// `M` says when a call's permit comes back, as for `ConcurrencyLimit`.
+pub type AdaptiveLimit<S, L, C, D = ErrorsAreDrops, M = ReleaseOnCompletion> =
+    ConcurrencyLimit<Sampled<S, L, C, D>, C, M>;
 
 /// The inner half of an [`AdaptiveLimit`]: it sees only admitted calls,
 /// times each from admission to completion, and feeds the [`Controller`].

@@ -8,6 +8,10 @@ use tower_layer::Layer;
 
 /// Wraps every service in a [`ConcurrencyLimit`] that shares **one** limit:
 /// the total in flight across all of them stays within it.
+///
+/// [`ConcurrencyLimitLayer`](super::ConcurrencyLimitLayer) shares its limit
+/// the same way; this layer is for an [`Admission`] built elsewhere (one
+/// that a JS binding, a stats endpoint or several stacks also use).
 pub struct GlobalConcurrencyLimitLayer<C: Clock = NoClock, M = ReleaseOnCompletion> {
     admission: Admission<C>,
     _release: PhantomData<fn() -> M>,

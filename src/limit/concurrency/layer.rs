@@ -2,14 +2,22 @@ use super::release::{HoldInResponse, ReleaseOnCompletion};
 use super::service::ConcurrencyLimit;
 use crate::admission::{Admission, Policy};
 use crate::error::InvalidConfig;
+use crate::limit::PerService;
 use crate::time::{Clock, NoClock, RealClock};
 use core::fmt;
 use core::marker::PhantomData;
 use core::time::Duration;
 use tower_layer::Layer;
 
-/// Wraps each service in its own [`ConcurrencyLimit`]: every service built
-/// from this layer gets a separate limit of `max_in_flight`.
+/// A concurrency limit as a layer: every service this layer wraps, and every
+/// clone of it, shares **one** limit of `max_in_flight`.
+///
+/// The layer *is* the limit: it is created with the layer, so a framework
+/// that calls [`Layer::layer`] again for each connection or each route
+/// (axum's `Router::layer` under `axum::serve` does both) still gets the one
+/// limit it configured, and [`admission`](Self::admission) shows it. For
+/// tower's semantics, a separate limit for each wrapped service, say
+/// [`per_service`](Self::per_service).
 ///
 /// A builder: start with [`new`](Self::new) (callers wait, as in tower),
 /// then choose what happens when the limit is reached. Each parameter has a
@@ -65,6 +73,8 @@ pub struct ConcurrencyLimitLayer<C = NoClock, M = ReleaseOnCompletion> {
     max_in_flight: usize,
     policy: Policy,
     clock: C,
+    /// The limit shared by every service built from this layer.
+    shared: Admission<C>,
     _release: PhantomData<fn() -> M>,
 }
 
@@ -118,16 +128,49 @@ impl<C: RealClock> ConcurrencyLimitLayer<C> {
 impl<C: Clock> ConcurrencyLimitLayer<C> {
     /// Callers guarantee that `clock` can arm every timer `policy` needs.
     fn build(max_in_flight: usize, policy: Policy, clock: C) -> Result<Self, InvalidConfig> {
-        Ok(Self {
+        Ok(Self::from_valid(
             max_in_flight,
-            policy: policy.validate(max_in_flight)?,
+            policy.validate(max_in_flight)?,
             clock,
-            _release: PhantomData,
-        })
+        ))
     }
 }
 
-impl<C, M> ConcurrencyLimitLayer<C, M> {
+impl<C: Clock, M> ConcurrencyLimitLayer<C, M> {
+    /// A layer with a new limit; `policy` was validated for `max_in_flight`.
+    fn from_valid(max_in_flight: usize, policy: Policy, clock: C) -> Self {
+        Self {
+            max_in_flight,
+            policy,
+            shared: Admission::from_valid(max_in_flight, policy, clock.clone()),
+            clock,
+            _release: PhantomData,
+        }
+    }
+
+    /// The limit shared by every service this layer wraps: its stats, or
+    /// `semaphore().set_limit(n)` to change it at run time.
+    pub fn admission(&self) -> &Admission<C> {
+        &self.shared
+    }
+
+    /// A separate limit of `max_in_flight` for each service this layer
+    /// wraps, as tower's `ConcurrencyLimitLayer` does: for one layer applied
+    /// to several backends that should each get their own. Under axum's
+    /// `Router::layer` that is one limit per connection and route, which is
+    /// rarely what an app wants.
+    pub fn per_service(self) -> PerService<Self> {
+        PerService::new(self)
+    }
+
+    /// A new limit with this layer's configuration, shared with nothing.
+    pub(crate) fn fresh_admission(&self) -> Admission<C> {
+        // Validated when this layer was built.
+        Admission::from_valid(self.max_in_flight, self.policy, self.clock.clone())
+    }
+}
+
+impl<C: Clock, M> ConcurrencyLimitLayer<C, M> {
     /// Rejects at once with `Overloaded` when the limit is reached, counted
     /// in [`Stats::shed`](crate::admission::Stats::shed).
     ///
@@ -136,11 +179,11 @@ impl<C, M> ConcurrencyLimitLayer<C, M> {
     /// counted, and nothing else in the stack is mistaken for overload. (A
     /// [`LoadShed`](crate::load_shed::LoadShed) put outside a queueing limit
     /// turns its queue off; see [`load_shed`](crate::load_shed).)
+    ///
+    /// This is a new limit: services built from the layer before it do not
+    /// share it.
     pub fn shed_when_full(self) -> ConcurrencyLimitLayer<C, M> {
-        ConcurrencyLimitLayer {
-            policy: Policy::Shed,
-            ..self
-        }
+        Self::from_valid(self.max_in_flight, Policy::Shed, self.clock)
     }
 
     /// Responses carry their permit ([`Permitted`](super::Permitted)) and
@@ -158,11 +201,13 @@ impl<C, M> ConcurrencyLimitLayer<C, M> {
         self.release_with()
     }
 
+    /// The same limit, with another way to release its permits.
     fn release_with<N>(self) -> ConcurrencyLimitLayer<C, N> {
         ConcurrencyLimitLayer {
             max_in_flight: self.max_in_flight,
             policy: self.policy,
             clock: self.clock,
+            shared: self.shared,
             _release: PhantomData,
         }
     }
@@ -180,12 +225,7 @@ impl<M> NeedsClock<M> {
     /// The layer, with `clock` arming the queue timeouts. It must be a
     /// [`RealClock`]: with [`NoClock`] this does not compile.
     pub fn clock<C: RealClock>(self, clock: C) -> ConcurrencyLimitLayer<C, M> {
-        ConcurrencyLimitLayer {
-            max_in_flight: self.max_in_flight,
-            policy: self.policy,
-            clock,
-            _release: PhantomData,
-        }
+        ConcurrencyLimitLayer::from_valid(self.max_in_flight, self.policy, clock)
     }
 }
 
@@ -202,18 +242,26 @@ impl<S, C: Clock, M> Layer<S> for ConcurrencyLimitLayer<C, M> {
     type Service = ConcurrencyLimit<S, C, M>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        // Validated when this layer was built; `Admission::build` only checks again.
-        let admission = Admission::from_valid(self.max_in_flight, self.policy, self.clock.clone());
-        ConcurrencyLimit::with_admission(inner, admission)
+        ConcurrencyLimit::with_admission(inner, self.shared.clone())
+    }
+}
+
+impl<S, C: Clock, M> Layer<S> for PerService<ConcurrencyLimitLayer<C, M>> {
+    type Service = ConcurrencyLimit<S, C, M>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ConcurrencyLimit::with_admission(inner, self.get_ref().fresh_admission())
     }
 }
 
 impl<C: Clone, M> Clone for ConcurrencyLimitLayer<C, M> {
+    /// The clone shares the limit.
     fn clone(&self) -> Self {
         Self {
             max_in_flight: self.max_in_flight,
             policy: self.policy,
             clock: self.clock.clone(),
+            shared: self.shared.clone(),
             _release: PhantomData,
         }
     }

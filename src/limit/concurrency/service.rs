@@ -13,8 +13,10 @@ use tower_service::Service;
 /// Limits the number of in-flight requests to the inner service.
 ///
 /// Built by [`ConcurrencyLimitLayer`](super::ConcurrencyLimitLayer) (one
-/// limit per wrapped service), [`GlobalConcurrencyLimitLayer`](super::GlobalConcurrencyLimitLayer)
-/// (one limit shared by all), or [`with_admission`](Self::with_admission).
+/// limit shared by every service the layer wraps; `.per_service()` for one
+/// each), [`GlobalConcurrencyLimitLayer`](super::GlobalConcurrencyLimitLayer)
+/// (around an [`Admission`] you already have), or
+/// [`with_admission`](Self::with_admission).
 ///
 /// Readiness follows tower's two-step protocol: `poll_ready` reserves a
 /// permit, `call` moves it into the response future. When the
