@@ -40,7 +40,7 @@ use tower_layer::Layer;
 /// says so: by default when the inner service fails, which includes an
 /// `Overloaded` or `Expired` from an edgeshed layer inside this one. Calls
 /// refused by this limit itself never reach the origin and give no sample.
-/// With [`hold_permit_in_body`](Self::hold_permit_in_body) a call is timed
+/// With `hold_permit_in_body` (feature `http-body`) a call is timed
 /// to its response headers, and its permit is held until the body ends.
 ///
 /// ```compile_fail
