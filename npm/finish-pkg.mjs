@@ -1,6 +1,8 @@
-// Turns wasm-pack's `--target web` output into the edgeshed npm package:
-// adds one entry per environment (Node, workerd, browser) and an `exports`
-// map that picks the right one, then prints the package's sizes. The error
+// Turns wasm-bindgen's `--target web` output (scripts/wasm-build.sh) into the
+// edgeshed npm package: writes its package.json (version, description,
+// licence and repository from the crates' Cargo.toml), adds one entry per
+// environment (Node, workerd, browser), an `exports` map that picks the
+// right one, the README and the licence texts, then prints the package's sizes. The error
 // classes live in crates/edgeshed-js/src/glue.js, which wasm-bindgen copies under snippets/
 // with a hash in its path: `errors.js` re-exports them from there, so that
 // rejections are instances of the very classes the entries export.
@@ -12,7 +14,7 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = process.argv[2];
 if (!pkg) {
-  console.error("usage: node npm/finish-pkg.mjs <wasm-pack out dir>");
+  console.error("usage: node npm/finish-pkg.mjs <wasm-bindgen out dir>");
   process.exit(2);
 }
 
@@ -32,12 +34,30 @@ writeFileSync(
 );
 entries.push("errors.js");
 copyFileSync(join(here, "README.md"), join(pkg, "README.md"));
+const licences = ["LICENSE-MIT", "LICENSE-APACHE"];
+for (const file of licences) copyFileSync(join(here, "..", file), join(pkg, file));
+
+/** `key = "value"` in the `[section]` of a Cargo.toml (the simple form the workspace uses). */
+function cargoField(path, section, key) {
+  const text = readFileSync(join(here, "..", path), "utf8");
+  const body = text.split(/^\[/m).find((part) => part.startsWith(`${section}]`)) ?? "";
+  const value = new RegExp(`^${key} = "([^"]*)"`, "m").exec(body)?.[1];
+  if (value === undefined) throw new Error(`finish-pkg: ${path} has no ${key} in [${section}]`);
+  return value;
+}
 
 const manifestPath = join(pkg, "package.json");
-const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
 // The crate is edgeshed-js; the package is edgeshed.
-manifest.name = "edgeshed";
-manifest.files = [...new Set([...manifest.files, ...entries, "README.md"])];
+const manifest = {
+  name: "edgeshed",
+  type: "module",
+  description: cargoField("crates/edgeshed-js/Cargo.toml", "package", "description"),
+  version: cargoField("crates/edgeshed-js/Cargo.toml", "package", "version"),
+  license: cargoField("Cargo.toml", "workspace.package", "license"),
+  repository: { type: "git", url: cargoField("Cargo.toml", "workspace.package", "repository") },
+  files: ["edgeshed_bg.wasm", "edgeshed.js", "edgeshed.d.ts", "snippets", ...entries, "README.md", ...licences],
+  sideEffects: ["./snippets/*"],
+};
 manifest.main = "node.js";
 manifest.types = "index.d.ts";
 manifest.exports = {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: set up everything, then run the edgeshed gateway locally on
-# workerd (wrangler dev) with its demo configuration, in front of two demo
-# origins on 127.0.0.1. Ctrl-C stops everything.
+# The main job: set up what running needs (scripts/setup.sh: the Rust
+# target, wasm-bindgen-cli, the npm packages; no root, no apt), then run the
+# edgeshed gateway locally on workerd (wrangler dev) with its demo
+# configuration, in front of two demo origins on 127.0.0.1, and the
+# dashboard. Ctrl-C stops everything.
 #
 #   ./scripts/dev.sh                 # gateway on http://127.0.0.1:8787
 #   PORT=9000 ./scripts/dev.sh       # another port
@@ -14,7 +16,7 @@ cd "$ROOT"
 PORT="${PORT:-8787}"
 
 echo "dev.sh: checking/installing tools (scripts/setup.sh)"
-bash scripts/setup.sh
+bash scripts/setup.sh run
 export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 pids=()

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# One idempotent setup for edgeshed: installs every tool the build and the
-# tests need on a fresh machine, and skips what is already present.
-# Safe to run twice in a row; the second run does nothing slow.
+# One idempotent setup for edgeshed, by need: installs what is missing and
+# skips what is already present. Safe to run twice in a row; the second run
+# does nothing slow.
 #
-#   bash scripts/setup.sh
+#   bash scripts/setup.sh        # running the gateway (./scripts/dev.sh): the
+#                                # Rust target, wasm-bindgen-cli, the npm packages.
+#                                # No root, any OS with rustup, cargo and Node.js 20.
+#   bash scripts/setup.sh test   # the test command (scripts/test.sh) too: rustfmt,
+#                                # clippy, wasm-pack, worker-build, and Chromium +
+#                                # ChromeDriver (Debian's, with apt-get: root or sudo)
 #
 # Versions are the ones verified together (see TOOLCHAIN.md in shared/):
 #   wasm-bindgen-cli must equal the wasm-bindgen crate pinned in Cargo.toml.
@@ -11,7 +16,17 @@ set -Eeuo pipefail
 
 WASM_BINDGEN_VERSION=0.2.130
 WASM_PACK_VERSION=0.15.1
+WORKER_BUILD_VERSION=0.8.7
 WASM_TARGET=wasm32-unknown-unknown
+
+NEED="${1:-run}"
+case "$NEED" in
+    run | test) ;;
+    *)
+        echo "usage: bash scripts/setup.sh [test]" >&2
+        exit 2
+        ;;
+esac
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -59,17 +74,6 @@ else
     rustup target add "$WASM_TARGET"
 fi
 
-installed_components="$(rustup component list --installed)"
-for component in rustfmt clippy; do
-    step "rustup component $component"
-    if grep -q "^${component}" <<<"$installed_components"; then
-        ok "rustup component $component"
-    else
-        installing "rustup component $component"
-        rustup component add "$component"
-    fi
-done
-
 # --- wasm-bindgen-cli (must match the crate version in Cargo.lock) -------------
 step "wasm-bindgen-cli $WASM_BINDGEN_VERSION"
 if [ "$(wasm-bindgen --version 2>/dev/null || true)" = "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
@@ -80,17 +84,6 @@ else
     cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
     [ "$(wasm-bindgen --version)" = "wasm-bindgen $WASM_BINDGEN_VERSION" ] ||
         fail "wasm-bindgen-cli $WASM_BINDGEN_VERSION: installed, but 'wasm-bindgen --version' prints '$(wasm-bindgen --version)'"
-fi
-
-# --- wasm-pack ----------------------------------------------------------------
-step "wasm-pack $WASM_PACK_VERSION"
-if [ "$(wasm-pack --version 2>/dev/null || true)" = "wasm-pack $WASM_PACK_VERSION" ]; then
-    ok "wasm-pack $WASM_PACK_VERSION"
-else
-    installing "wasm-pack $WASM_PACK_VERSION (cargo install, ~1.5 min)"
-    cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
-    [ "$(wasm-pack --version)" = "wasm-pack $WASM_PACK_VERSION" ] ||
-        fail "wasm-pack $WASM_PACK_VERSION: installed, but 'wasm-pack --version' prints '$(wasm-pack --version)'"
 fi
 
 # --- npm devDependencies (binaryen's wasm-opt, miniflare/workerd, wrangler, playwright-core)
@@ -104,18 +97,64 @@ else
     ok "npm packages (node_modules up to date with package-lock.json)"
 fi
 
-# --- Debian chromium + chromedriver (browser tests) ---------------------------
-step "Debian chromium and chromium-driver"
-if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
-    ok "chromium and chromedriver"
+if [ "$NEED" = run ]; then
+    CURRENT_STEP=""
+    echo "setup: the tools to run the gateway are present (bash scripts/setup.sh test adds the test tools)"
+    exit 0
+fi
+
+# ============ the test command's tools (bash scripts/setup.sh test) ============
+# --- Debian packages: chromium + chromedriver (browser tests), OpenSSL headers
+# and pkg-config (to build worker-build) -----------------------------------------
+step "Debian packages chromium chromium-driver libssl-dev pkg-config"
+apt_packages=()
+[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_packages+=(chromium chromium-driver)
+command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openssl || apt_packages+=(libssl-dev pkg-config)
+if [ "${#apt_packages[@]}" -eq 0 ]; then
+    ok "chromium, chromedriver, OpenSSL headers and pkg-config"
 else
-    installing "Debian packages chromium chromium-driver (apt-get)"
+    command -v apt-get >/dev/null 2>&1 ||
+        fail "${apt_packages[*]} are missing and this is not Debian (no apt-get): install Chromium and ChromeDriver as /usr/bin/chromium and /usr/bin/chromedriver, and OpenSSL's headers with pkg-config"
+    installing "Debian packages ${apt_packages[*]} (apt-get)"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${apt_packages[@]}"
     if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
         fail "chromium/chromium-driver: apt-get finished, but /usr/bin/chromium or /usr/bin/chromedriver is missing"
     fi
 fi
 
+installed_components="$(rustup component list --installed)"
+for component in rustfmt clippy; do
+    step "rustup component $component"
+    if grep -q "^${component}" <<<"$installed_components"; then
+        ok "rustup component $component"
+    else
+        installing "rustup component $component"
+        rustup component add "$component"
+    fi
+done
+
+# --- wasm-pack ----------------------------------------------------------------
+step "wasm-pack $WASM_PACK_VERSION"
+if [ "$(wasm-pack --version 2>/dev/null || true)" = "wasm-pack $WASM_PACK_VERSION" ]; then
+    ok "wasm-pack $WASM_PACK_VERSION"
+else
+    installing "wasm-pack $WASM_PACK_VERSION (cargo install, ~1.5 min)"
+    cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
+    [ "$(wasm-pack --version)" = "wasm-pack $WASM_PACK_VERSION" ] ||
+        fail "wasm-pack $WASM_PACK_VERSION: installed, but 'wasm-pack --version' prints '$(wasm-pack --version)'"
+fi
+
+# --- worker-build (builds examples/workers-rs; scripts/build-workers-rs.sh) ----
+step "worker-build $WORKER_BUILD_VERSION"
+if [ "$(worker-build --version 2>/dev/null || true)" = "$WORKER_BUILD_VERSION" ]; then
+    ok "worker-build $WORKER_BUILD_VERSION"
+else
+    installing "worker-build $WORKER_BUILD_VERSION (cargo install, ~5-10 min; needs OpenSSL headers and pkg-config)"
+    cargo install worker-build --version "$WORKER_BUILD_VERSION" --locked --force
+    [ "$(worker-build --version)" = "$WORKER_BUILD_VERSION" ] ||
+        fail "worker-build $WORKER_BUILD_VERSION: installed, but 'worker-build --version' prints '$(worker-build --version)'"
+fi
+
 CURRENT_STEP=""
-echo "setup: all tools present"
+echo "setup: all tools present (the gateway's and the test command's)"
