@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Builds the edge worker's wasm into dist/worker/ (wasm-bindgen --target web,
-# release, wasm-opt from npm's binaryen). wrangler runs this as its [build]
-# command, so `wrangler dev` and `wrangler deploy` always ship fresh wasm.
+# Builds the edge worker's wasm into dist/worker/ (scripts/wasm-build.sh:
+# cargo, wasm-bindgen --target web, wasm-opt from npm's binaryen; no
+# wasm-pack). wrangler runs this as its [build] command, so `wrangler dev`
+# and `wrangler deploy` always ship fresh wasm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+# `wrangler deploy` runs this build first: refuse the local demo
+# configuration before anything is uploaded (scripts/deploy-guard.mjs).
+if [ "${WRANGLER_COMMAND:-}" = deploy ]; then
+  node scripts/deploy-guard.mjs
+fi
 log=$(mktemp)
-# The worker's crate is crates/edgeshed-worker; --out-dir is relative to it.
-if ! wasm-pack build crates/edgeshed-worker --target web --release --out-dir ../../dist/worker \
-    --out-name edgeshed --no-typescript >"$log" 2>&1; then
+if ! bash scripts/wasm-build.sh edgeshed-worker dist/worker --no-typescript >"$log" 2>&1; then
   cat "$log" >&2
   rm -f "$log"
-  echo "build-worker: wasm-pack build failed" >&2
+  echo "build-worker: the wasm build failed" >&2
   exit 1
 fi
+grep -h "is up to date" "$log" || true
 rm -f "$log"
 node scripts/dedupe-glue-imports.mjs dist/worker/edgeshed.js >/dev/null
 wasm=dist/worker/edgeshed_bg.wasm

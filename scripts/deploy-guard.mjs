@@ -1,0 +1,131 @@
+// Refuses to let `wrangler deploy` ship a configuration that only makes sense
+// on this machine: wrangler.toml's demo (loopback origins, an open
+// /__edgeshed/*). scripts/build-worker.sh runs it when wrangler runs the
+// build for a deploy (WRANGLER_COMMAND=deploy), before anything is uploaded.
+//
+// It reads the configuration wrangler is deploying: the `--config`, `--env`
+// and `--var EDGESHED:...` of the wrangler command that started the build
+// (from the process tree), then wrangler.toml as wrangler reads it. A binding
+// from a secret (no EDGESHED var) is the user's own and is not checked.
+//
+// - an origin on 127.0.0.1 / localhost / ::1, or "statsPublic": true: the
+//   deploy fails (exit 1) with what to do instead;
+// - `--dry-run` (nothing is uploaded), or EDGESHED_ALLOW_DEMO_DEPLOY=1: a
+//   loud warning, and the build goes on.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..");
+
+/** A process's parent pid and argv (Linux /proc; elsewhere `ps`, split on spaces). */
+function processInfo(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+    return { ppid, argv };
+  } catch {
+    try {
+      const ps = (field) => execFileSync("ps", ["-o", `${field}=`, "-p", String(pid)], { encoding: "utf8" }).trim();
+      return { ppid: Number(ps("ppid")), argv: ps("args").split(/\s+/) };
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** The argv of the wrangler command that started this build (after `deploy`), if found. */
+export function wranglerDeployArgs(startPid = process.ppid) {
+  for (let pid = startPid, depth = 0; pid > 1 && depth < 12; depth += 1) {
+    const info = processInfo(pid);
+    if (!info) return undefined;
+    const at = info.argv.indexOf("deploy");
+    if (at >= 0 && info.argv.slice(0, at).some((arg) => /wrangler/.test(arg))) return info.argv.slice(at + 1);
+    pid = info.ppid;
+  }
+  return undefined;
+}
+
+/** `--config`, `--env`, `--dry-run` and the `--var EDGESHED:<value>` of wrangler deploy's arguments. */
+export function parseDeployArgs(args) {
+  const parsed = { config: undefined, env: undefined, dryRun: false, edgeshedVar: undefined };
+  for (let i = 0; i < args.length; i += 1) {
+    const [flag, inline] = args[i].startsWith("--") && args[i].includes("=") ? args[i].split(/=(.*)/s) : [args[i], undefined];
+    const value = () => inline ?? args[++i];
+    if (flag === "--config" || flag === "-c") parsed.config = value();
+    else if (flag === "--env" || flag === "-e") parsed.env = value();
+    else if (flag === "--dry-run") parsed.dryRun = inline !== "false";
+    else if (flag === "--var") {
+      // --var KEY:VALUE [KEY:VALUE ...]
+      const values = inline !== undefined ? [inline] : [];
+      while (inline === undefined && i + 1 < args.length && !args[i + 1].startsWith("-")) values.push(args[++i]);
+      for (const entry of values) if (entry.startsWith("EDGESHED:")) parsed.edgeshedVar = entry.slice("EDGESHED:".length);
+    }
+  }
+  return parsed;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\]|0\.0\.0\.0)$/i;
+
+/** What makes `binding` (an object or a JSON string) unfit for a deployed gateway. */
+export function localOnly(binding) {
+  let config = binding;
+  if (typeof binding === "string") {
+    try {
+      config = JSON.parse(binding);
+    } catch {
+      return []; // the gateway itself reports an unreadable configuration
+    }
+  }
+  const problems = [];
+  if (config?.statsPublic === true) problems.push('"statsPublic": true opens /__edgeshed/* to anyone who can reach the gateway');
+  for (const [name, origin] of Object.entries(config?.origins ?? {})) {
+    let host;
+    try {
+      host = new URL(origin?.url).hostname;
+    } catch {
+      continue;
+    }
+    if (LOOPBACK.test(host)) problems.push(`origins.${name}.url ${origin.url} is this machine: unreachable from Cloudflare`);
+  }
+  return problems;
+}
+
+async function main() {
+  // wrangler already printed its own warnings about this configuration.
+  process.env.WRANGLER_LOG ??= "error";
+  const { unstable_readConfig } = await import("wrangler");
+  const args = wranglerDeployArgs();
+  const { config, env, dryRun, edgeshedVar } = parseDeployArgs(args ?? []);
+  const configPath = resolve(config ?? join(ROOT, "wrangler.toml"));
+  const binding = edgeshedVar ?? unstable_readConfig({ config: configPath, env }).vars?.EDGESHED;
+  const where = edgeshedVar !== undefined ? "--var EDGESHED" : `${configPath}${env ? ` [env.${env}]` : ""} vars`;
+  if (binding === undefined) {
+    console.log(`edgeshed deploy check: no EDGESHED var in ${where}; the binding must come from a secret (wrangler secret put EDGESHED)`);
+    return 0;
+  }
+  const problems = localOnly(binding);
+  if (problems.length === 0) {
+    console.log(`edgeshed deploy check: the configuration from ${where} has no local-only settings`);
+    return 0;
+  }
+  const allowed = process.env.EDGESHED_ALLOW_DEMO_DEPLOY === "1";
+  const banner = dryRun || allowed ? "edgeshed WARNING" : "edgeshed: REFUSING TO DEPLOY";
+  const lines = [
+    `${banner}: the EDGESHED configuration (${where}) is the local demo, or like it:`,
+    ...problems.map((p) => `  - ${p}`),
+    "Deploy your own configuration instead (docs/deploy.md):",
+    "  npx wrangler secret put EDGESHED --env production < my-config.json   (once)",
+    "  npx wrangler deploy --env production",
+    '  or per deploy: npx wrangler deploy --env production --var "EDGESHED:$(cat my-config.json)"',
+    dryRun || allowed
+      ? `(${dryRun ? "--dry-run: nothing is uploaded" : "EDGESHED_ALLOW_DEMO_DEPLOY=1"}; going on)`
+      : "To deploy it anyway: EDGESHED_ALLOW_DEMO_DEPLOY=1 npx wrangler deploy",
+  ];
+  console.error(lines.join("\n"));
+  return dryRun || allowed ? 0 : 1;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = await main();

@@ -1,0 +1,164 @@
+// Deploying the gateway as docs/deploy.md says: your own configuration goes
+// out (--var, or [env.production] with a secret), `wrangler deploy --dry-run`
+// builds offline, and a plain `wrangler deploy` of wrangler.toml's demo
+// configuration (loopback origins, statsPublic) is refused by the build
+// before anything is uploaded (scripts/deploy-guard.mjs).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { localOnly, parseDeployArgs } from "../../scripts/deploy-guard.mjs";
+import { answer, startOrigin } from "./support/origin.mjs";
+import { ROOT } from "./support/worker.mjs";
+
+const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
+const ENV = {
+  ...process.env,
+  PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.HOME}/.cargo/bin:${process.env.PATH}`,
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  WRANGLER_SEND_METRICS: "false",
+  CI: "1", // non-interactive: no login prompt, no browser
+};
+delete ENV.CLOUDFLARE_API_TOKEN;
+delete ENV.EDGESHED_ALLOW_DEMO_DEPLOY;
+
+/** A configuration of one's own, as docs/deploy.md's my-config.json. */
+const OWN = {
+  statsToken: "a-secret-token",
+  global: { maxInFlight: 64, maxQueue: 64, queueTimeoutMs: 50 },
+  origins: { api: { url: "https://api.example.com", maxInFlight: 6, maxQueue: 6, queueTimeoutMs: 20, timeoutMs: 1000 } },
+  routes: [{ prefix: "/api/", origin: "api" }],
+};
+
+/** Runs `wrangler ...args` in the repository: { code, output }. */
+function wrangler(args, env = {}) {
+  return new Promise((resolve) => {
+    execFile(WRANGLER, args, { cwd: ROOT, env: { ...ENV, ...env }, timeout: 170_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+      resolve({ code: error ? (error.code ?? 1) : 0, output: stdout + stderr }),
+    );
+  });
+}
+
+/** `wrangler deploy --dry-run --outdir <tmp> ...args`, then the files it wrote. */
+async function dryRun(args) {
+  const outdir = mkdtempSync(join(tmpdir(), "edgeshed-deploy-"));
+  try {
+    const result = await wrangler(["deploy", "--dry-run", "--outdir", outdir, ...args]);
+    return { ...result, files: readdirSync(outdir) };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+const T = { timeout: 180_000 };
+
+test("a plain `wrangler deploy` of the demo configuration fails before any upload, saying why and what to do", T, async () => {
+  const { code, output } = await wrangler(["deploy"]);
+  assert.notEqual(code, 0, output);
+  assert.match(output, /edgeshed: REFUSING TO DEPLOY/);
+  assert.match(output, /"statsPublic": true opens \/__edgeshed\/\*/);
+  assert.match(output, /origins\.users\.url http:\/\/127\.0\.0\.1:9001 is this machine/);
+  assert.match(output, /wrangler secret put EDGESHED --env production/);
+  // It stopped in the build: wrangler never got to ask for credentials.
+  assert.doesNotMatch(output, /CLOUDFLARE_API_TOKEN/);
+  assert.doesNotMatch(output, /Total Upload/);
+});
+
+test("`wrangler deploy --env production --var EDGESHED:<own>` passes the check (and only then needs credentials)", T, async () => {
+  const { code, output } = await wrangler(["deploy", "--env", "production", "--var", `EDGESHED:${JSON.stringify(OWN)}`]);
+  assert.notEqual(code, 0, "no credentials here");
+  assert.match(output, /edgeshed deploy check: the configuration from --var EDGESHED has no local-only settings/);
+  assert.doesNotMatch(output, /REFUSING/);
+  assert.match(output, /CLOUDFLARE_API_TOKEN/, "it went on to the upload step");
+});
+
+test("`wrangler deploy --dry-run --env production --var EDGESHED:<own>` builds the upload offline", T, async () => {
+  const { code, output, files } = await dryRun(["--env", "production", "--var", `EDGESHED:${JSON.stringify(OWN, null, 2)}`]);
+  assert.equal(code, 0, output);
+  assert.match(output, /--dry-run: exiting now/);
+  assert.match(output, /env\.EDGESHED \("\(hidden\)"\)/);
+  assert.match(output, /env\.EDGESHED_BUDGET \(EdgeshedBudget\)/);
+  assert.doesNotMatch(output, /edgeshed WARNING|REFUSING|Duplicate key/, output);
+  // wrangler's one warning here: the demo's [vars] are not inherited by [env.production] (on purpose).
+  const warnings = output.match(/\[WARNING\][^\n]*\n(?:\s*\n)*\s*- [^\n]*\n\s*- [^\n]*/g) ?? [];
+  for (const warning of warnings) assert.match(warning, /"vars\.EDGESHED" exists at the top level, but not on "env\.production\.vars"/, output);
+  assert.ok(files.includes("index.js") && files.some((f) => f.endsWith(".wasm")), `${files}`);
+});
+
+test("`wrangler deploy --dry-run --env production`: the configuration is left to a secret, the budget's object bound", T, async () => {
+  const { code, output } = await dryRun(["--env", "production"]);
+  assert.equal(code, 0, output);
+  assert.match(output, /no EDGESHED var in .*wrangler\.toml \[env\.production\] vars; the binding must come from a secret/);
+  assert.match(output, /env\.EDGESHED_BUDGET \(EdgeshedBudget\)/);
+  assert.doesNotMatch(output, /env\.EDGESHED \(/, "the demo's var is not shipped");
+  assert.doesNotMatch(output, /REFUSING|edgeshed WARNING/);
+});
+
+test("the check reads --env and --var as wrangler does: a loopback origin in production is refused too", T, async () => {
+  const local = { ...OWN, origins: { api: { url: "http://localhost:8080" } } };
+  const { code, output } = await wrangler(["deploy", "-e", "production", `--var=EDGESHED:${JSON.stringify(local)}`]);
+  assert.notEqual(code, 0);
+  assert.match(output, /REFUSING TO DEPLOY: the EDGESHED configuration \(--var EDGESHED\)/);
+  assert.match(output, /origins\.api\.url http:\/\/localhost:8080 is this machine/);
+});
+
+test("a dry run of the demo warns loudly and goes on; EDGESHED_ALLOW_DEMO_DEPLOY=1 lets a real deploy through", T, async () => {
+  const demo = await dryRun([]);
+  assert.equal(demo.code, 0, demo.output);
+  assert.match(demo.output, /edgeshed WARNING: the EDGESHED configuration/);
+  assert.match(demo.output, /--dry-run: nothing is uploaded; going on/);
+  const allowed = await wrangler(["deploy"], { EDGESHED_ALLOW_DEMO_DEPLOY: "1" });
+  assert.match(allowed.output, /EDGESHED_ALLOW_DEMO_DEPLOY=1; going on/);
+  assert.match(allowed.output, /CLOUDFLARE_API_TOKEN/);
+});
+
+test("parseDeployArgs and localOnly", () => {
+  assert.deepEqual(parseDeployArgs(["--dry-run", "--outdir", "x", "-c", "w.toml", "--env=staging", "--var", "A:1", "EDGESHED:{}"]), {
+    config: "w.toml",
+    env: "staging",
+    dryRun: true,
+    edgeshedVar: "{}",
+  });
+  assert.equal(parseDeployArgs(["--var=EDGESHED:{\"a\":1}"]).edgeshedVar, '{"a":1}');
+  assert.deepEqual(localOnly(OWN), []);
+  assert.deepEqual(localOnly(JSON.stringify({ origins: { a: { url: "http://127.0.0.2:1" }, b: { url: "http://[::1]:2/x" } } })).length, 2);
+  assert.deepEqual(localOnly("not json"), [], "an unreadable configuration is the gateway's to report");
+});
+
+test("`wrangler dev --var EDGESHED:<own>` runs your configuration locally (docs/deploy.md)", T, async (t) => {
+  const origin = await startOrigin();
+  origin.behave(answer("hello from your origin"));
+  const port = 18_000 + (process.pid % 1000);
+  const own = { ...OWN, origins: { api: { url: origin.url } } };
+  const dev = spawn(WRANGLER, ["dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false", "--var", `EDGESHED:${JSON.stringify(own)}`], {
+    cwd: ROOT,
+    env: ENV,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  dev.stdout.on("data", (chunk) => (log += chunk));
+  dev.stderr.on("data", (chunk) => (log += chunk));
+  t.after(async () => {
+    process.kill(-dev.pid, "SIGTERM");
+    await origin.close();
+  });
+  const ready = new Promise((resolve, reject) => {
+    dev.stdout.on("data", () => /Ready on/.test(log) && resolve());
+    dev.on("exit", (code) => reject(new Error(`wrangler dev exited ${code}:\n${log}`)));
+  });
+  await ready;
+  const base = `http://127.0.0.1:${port}`;
+  const proxied = await fetch(`${base}/api/hello`);
+  assert.equal(proxied.status, 200, log);
+  assert.equal(await proxied.text(), "hello from your origin");
+  assert.equal(origin.requests[0].url, "/hello");
+  assert.equal((await fetch(`${base}/__edgeshed/stats`)).status, 401, "statsToken closes the admin endpoints");
+  const stats = await fetch(`${base}/__edgeshed/stats`, { headers: { authorization: "Bearer a-secret-token" } });
+  assert.deepEqual(Object.keys((await stats.json()).origins), ["api"]);
+  const builds = log.match(/\[custom build\] Running/g)?.length ?? 0;
+  const built = log.match(/wasm-build: dist\/worker is up to date/g)?.length ?? 0;
+  assert.ok(builds - built <= 1, `the wasm is built at most once on start (${builds} runs, ${built} up to date):\n${log}`);
+});
