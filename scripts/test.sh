@@ -4,7 +4,7 @@
 #   bash scripts/test.sh                  # every suite
 #   bash scripts/test.sh clippy_host ...  # only the named suites (for local use)
 #
-# Runs scripts/setup.sh (installs whatever is missing), then every suite in
+# Runs scripts/setup.sh test (installs whatever is missing), then every suite in
 # order, failing fast. To add a suite: write a `suite_<name>` function below
 # and add its name to SUITES (see "ADD NEW SUITES HERE").
 set -Eeuo pipefail
@@ -12,7 +12,7 @@ set -Eeuo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-bash scripts/setup.sh
+bash scripts/setup.sh test
 
 # npm's binaryen wasm-opt must win over any other wasm-opt (Debian's breaks workerd).
 export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -68,8 +68,6 @@ suite_doc() {
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -p edgeshed
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -p edgeshed --features tokio,http-body
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib -p edgeshed-wasm --target "$WASM_TARGET"
-    # The core crate packages (its own files only) and the package builds.
-    cargo package --allow-dirty -p edgeshed
 }
 
 suite_core_wasm() {
@@ -227,7 +225,32 @@ suite_worker() {
         echo "worker wasm is $gz B gzip, over the 256 KiB goal" >&2
         return 1
     fi
+    # (deploy.test.mjs: `wrangler deploy --dry-run` with your own
+    # configuration, the demo refused by a plain `wrangler deploy`.)
     node --test --test-concurrency=1 tests/worker/
+}
+
+suite_publish() {
+    # Publishable: each crate packages and verifies in dependency order as
+    # `cargo publish` would (edgeshed, then edgeshed-wasm; the cdylib crates
+    # have publish = false), and the npm package's contents as `npm pack`
+    # would make them (types, README, licence, nothing stray).
+    cargo publish --workspace --dry-run --allow-dirty
+    [ -f pkg/package.json ] || ./scripts/build-pkg.sh
+    node --test tests/publish/
+}
+
+suite_workers_rs() {
+    # examples/workers-rs: a Rust Worker on the `worker` crate, built by
+    # worker-build with no download (scripts/build-workers-rs.sh), in workerd
+    # (Miniflare) in front of a real origin: a limit, a burst, 503s, JsClock
+    # timeouts.
+    local manifest=examples/workers-rs/Cargo.toml
+    cargo fmt --manifest-path "$manifest" -- --check
+    CARGO_TARGET_DIR="$TARGET_DIR/workers-rs" \
+        cargo clippy --manifest-path "$manifest" --target "$WASM_TARGET" -- -D warnings
+    ./scripts/build-workers-rs.sh
+    node --test --test-concurrency=1 tests/workers-rs/
 }
 
 suite_loom() {
@@ -266,13 +289,15 @@ SUITES=(
     "clippy_host|cargo clippy --workspace --all-targets -- -D warnings (host)"
     "clippy_wasm|cargo clippy --target $WASM_TARGET (edgeshed-wasm, edgeshed-js, edgeshed-worker) -- -D warnings"
     "cargo_test|cargo test --workspace (native: unit, integration, doc tests)"
-    "doc|cargo doc --no-deps with RUSTDOCFLAGS=-D warnings (core, runtime); cargo package -p edgeshed"
+    "doc|cargo doc --no-deps with RUSTDOCFLAGS=-D warnings (core, runtime)"
     "core_wasm|the core on $WASM_TARGET, with no wasm-bindgen/js-sys/web-sys in its tree"
     "wasm_node|wasm-pack test --node: the executor and the JS Limiter in Node.js"
     "wasm_chrome|wasm-pack test --headless --chrome: the same in headless Chromium"
     "npm_package|npm package build: ./scripts/build-pkg.sh (pkg/, wasm size)"
     "node_tests|npm package in Node.js, workerd and Chromium (node --test tests/js/)"
-    "worker|edge worker in workerd via Miniflare (node --test tests/worker/)"
+    "worker|edge worker in workerd via Miniflare, and wrangler deploy --dry-run (node --test tests/worker/)"
+    "workers_rs|examples/workers-rs built by worker-build, in workerd via Miniflare (node --test tests/workers-rs/)"
+    "publish|cargo publish --workspace --dry-run; npm pack contents (node --test tests/publish/)"
     "loom|loom model checking of the semaphore (tests/loom_semaphore.rs, <= 3 preemptions)"
     "www|dashboard in headless Chromium: simulation and live mode (node --test tests/www/)"
     "soak_smoke|10 s soak of the worker in workerd at 10x origin capacity (benches/soak/soak.mjs)"
