@@ -60,6 +60,21 @@ as_root() {
     fi
 }
 
+# cargo_install <crate> <version> <binary> <what `binary --version` prints> <minutes> [cargo install flags]
+cargo_install() {
+    local crate=$1 version=$2 binary=$3 expected=$4 minutes=$5
+    shift 5
+    step "$crate $version"
+    if [ "$("$binary" --version 2>/dev/null || true)" = "$expected" ]; then
+        ok "$crate $version"
+        return
+    fi
+    installing "$crate $version (cargo install, ~$minutes min)"
+    cargo install "$crate" --version "$version" --force "$@"
+    [ "$("$binary" --version)" = "$expected" ] ||
+        fail "$crate $version: installed, but '$binary --version' prints '$("$binary" --version)'"
+}
+
 # --- Rust toolchain -----------------------------------------------------------
 step "rustup/cargo"
 command -v rustup >/dev/null 2>&1 || fail "rustup not found on PATH (install Rust via rustup first)"
@@ -75,16 +90,8 @@ else
 fi
 
 # --- wasm-bindgen-cli (must match the crate version in Cargo.lock) -------------
-step "wasm-bindgen-cli $WASM_BINDGEN_VERSION"
-if [ "$(wasm-bindgen --version 2>/dev/null || true)" = "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
-    ok "wasm-bindgen-cli $WASM_BINDGEN_VERSION"
-else
-    installing "wasm-bindgen-cli $WASM_BINDGEN_VERSION (cargo install, ~2 min)"
-    # No --locked: the registry lacks one of its locked dependencies.
-    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
-    [ "$(wasm-bindgen --version)" = "wasm-bindgen $WASM_BINDGEN_VERSION" ] ||
-        fail "wasm-bindgen-cli $WASM_BINDGEN_VERSION: installed, but 'wasm-bindgen --version' prints '$(wasm-bindgen --version)'"
-fi
+# No --locked: the registry lacks one of its locked dependencies.
+cargo_install wasm-bindgen-cli "$WASM_BINDGEN_VERSION" wasm-bindgen "wasm-bindgen $WASM_BINDGEN_VERSION" 2
 
 # --- npm devDependencies (binaryen's wasm-opt, miniflare/workerd, wrangler, playwright-core)
 step "npm packages (npm ci)"
@@ -134,27 +141,12 @@ for component in rustfmt clippy; do
     fi
 done
 
-# --- wasm-pack ----------------------------------------------------------------
-step "wasm-pack $WASM_PACK_VERSION"
-if [ "$(wasm-pack --version 2>/dev/null || true)" = "wasm-pack $WASM_PACK_VERSION" ]; then
-    ok "wasm-pack $WASM_PACK_VERSION"
-else
-    installing "wasm-pack $WASM_PACK_VERSION (cargo install, ~1.5 min)"
-    cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
-    [ "$(wasm-pack --version)" = "wasm-pack $WASM_PACK_VERSION" ] ||
-        fail "wasm-pack $WASM_PACK_VERSION: installed, but 'wasm-pack --version' prints '$(wasm-pack --version)'"
-fi
+# --- wasm-pack (the wasm tests) ------------------------------------------------
+cargo_install wasm-pack "$WASM_PACK_VERSION" wasm-pack "wasm-pack $WASM_PACK_VERSION" 1.5 --locked
 
 # --- worker-build (builds examples/workers-rs; scripts/build-workers-rs.sh) ----
-step "worker-build $WORKER_BUILD_VERSION"
-if [ "$(worker-build --version 2>/dev/null || true)" = "$WORKER_BUILD_VERSION" ]; then
-    ok "worker-build $WORKER_BUILD_VERSION"
-else
-    installing "worker-build $WORKER_BUILD_VERSION (cargo install, ~5-10 min; needs OpenSSL headers and pkg-config)"
-    cargo install worker-build --version "$WORKER_BUILD_VERSION" --locked --force
-    [ "$(worker-build --version)" = "$WORKER_BUILD_VERSION" ] ||
-        fail "worker-build $WORKER_BUILD_VERSION: installed, but 'worker-build --version' prints '$(worker-build --version)'"
-fi
+# Needs OpenSSL's headers and pkg-config (installed above).
+cargo_install worker-build "$WORKER_BUILD_VERSION" worker-build "$WORKER_BUILD_VERSION" 5-10 --locked
 
 CURRENT_STEP=""
 echo "setup: all tools present (the gateway's and the test command's)"

@@ -20,6 +20,18 @@ use edgeshed::limit::ConcurrencyLimitLayer;
 use edgeshed::time::TokioClock;
 use tower::ServiceBuilder;
 
+/// The origin's routes behind `limit`, the way axum documents a fallible
+/// middleware: `HandleErrorLayer` turns the limit's errors into statuses.
+macro_rules! limited {
+    ($origin:expr, $limit:expr) => {
+        $origin.routes().layer(
+            ServiceBuilder::new()
+                .layer(axum::error_handling::HandleErrorLayer::new(overload_status))
+                .layer($limit),
+        )
+    };
+}
+
 /// Six clients on six connections, over two routes: the first two are let in
 /// (and held there), the other four are answered 503 while they wait.
 async fn two_in_four_shed(mut origin: Origin, app: axum::Router) {
@@ -39,11 +51,7 @@ async fn two_in_four_shed(mut origin: Origin, app: axum::Router) {
 async fn a_router_layer_limits_the_whole_app_across_connections() {
     let limit = ConcurrencyLimitLayer::new(2).unwrap().shed_when_full();
     let origin = Origin::new();
-    let app = origin.routes().layer(
-        ServiceBuilder::new()
-            .layer(axum::error_handling::HandleErrorLayer::new(overload_status))
-            .layer(limit.clone()),
-    );
+    let app = limited!(origin, limit.clone());
     two_in_four_shed(origin, app).await;
     let stats = limit.admission().stats();
     assert_eq!((stats.admitted, stats.shed, stats.in_flight), (2, 4, 0));
@@ -56,11 +64,7 @@ async fn an_adaptive_router_layer_limits_the_whole_app_across_connections() {
         .shed_when_full()
         .clock(TokioClock::new());
     let origin = Origin::new();
-    let app = origin.routes().layer(
-        ServiceBuilder::new()
-            .layer(axum::error_handling::HandleErrorLayer::new(overload_status))
-            .layer(limit.clone()),
-    );
+    let app = limited!(origin, limit.clone());
     two_in_four_shed(origin, app).await;
     assert_eq!(limit.admission().stats().shed, 4);
 }
@@ -69,16 +73,11 @@ async fn an_adaptive_router_layer_limits_the_whole_app_across_connections() {
 async fn a_per_service_layer_limits_each_connection_on_its_own() {
     // The explicit opt-out: tower's ConcurrencyLimitLayer semantics.
     let mut origin = Origin::new();
-    let app = origin.routes().layer(
-        ServiceBuilder::new()
-            .layer(axum::error_handling::HandleErrorLayer::new(overload_status))
-            .layer(
-                ConcurrencyLimitLayer::new(1)
-                    .unwrap()
-                    .shed_when_full()
-                    .per_service(),
-            ),
-    );
+    let per_connection = ConcurrencyLimitLayer::new(1)
+        .unwrap()
+        .shed_when_full()
+        .per_service();
+    let app = limited!(origin, per_connection);
     let addr = serve(app).await;
     let mut clients = origin.clients(addr, &["/a", "/a", "/a"]);
     let (entered, refused) = origin.settle(&mut clients, 3).await;
@@ -124,11 +123,7 @@ async fn a_streamed_body_holds_its_permit() {
         .unwrap()
         .shed_when_full()
         .hold_permit_in_body();
-    let app = origin.routes().layer(
-        ServiceBuilder::new()
-            .layer(axum::error_handling::HandleErrorLayer::new(overload_status))
-            .layer(limit),
-    );
+    let app = limited!(origin, limit);
     body_holds_the_permit(origin, app).await;
 }
 
@@ -140,10 +135,6 @@ async fn an_adaptive_streamed_body_holds_its_permit() {
         .shed_when_full()
         .clock(TokioClock::new())
         .hold_permit_in_body();
-    let app = origin.routes().layer(
-        ServiceBuilder::new()
-            .layer(axum::error_handling::HandleErrorLayer::new(overload_status))
-            .layer(limit),
-    );
+    let app = limited!(origin, limit);
     body_holds_the_permit(origin, app).await;
 }
