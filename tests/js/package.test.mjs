@@ -75,7 +75,7 @@ describe("admission", () => {
     const third = await settle(limiter.run(() => log.push("t2")));
     assert.equal(third.ok, false);
     assertOverloaded(third.error);
-    assert.equal(third.error.message, "service overloaded");
+    assert.equal(third.error.message, "service overloaded: limit 2 reached, maxQueue 0: shed at once");
     assert.deepEqual(stats(limiter), expect({ inFlight: 2, queued: 0, admitted: 2, shed: 1, queueTimeouts: 0, limit: 2 }));
 
     gates[0].resolve("a");

@@ -95,7 +95,7 @@ describe("Limiter shared by concurrent requests in workerd", () => {
     const shed = await third;
     assert.equal(shed.status, 503);
     assert.equal(shed.headers.get("retry-after"), "1");
-    assert.equal(await shed.text(), "OverloadedError: service overloaded");
+    assert.equal(await shed.text(), "OverloadedError: service overloaded: limit 1 reached and the queue full (maxQueue 1): shed at once");
     assert.deepEqual(await stats(), { ...QUIET, inFlight: 1, queued: 1, admitted: 1, shed: 1, queueTimeouts: 0, limit: 1 });
     assert.equal(await isSettled(second), false, "still waiting for the permit");
     assert.deepEqual(origin.pending(), ["/cancel-me?id=2"], "the second request's fn has not run");
@@ -146,7 +146,7 @@ describe("Limiter shared by concurrent requests in workerd", () => {
     assert.deepEqual(await takeCalled(origin, 5), { inFlight: 1, queued: 1 });
     const timedOut = await second;
     assert.equal(timedOut.status, 503);
-    assert.equal(await timedOut.text(), "OverloadedError: service overloaded: queue timeout");
+    assert.match(await timedOut.text(), /^OverloadedError: service overloaded: waited queueTimeoutMs \d+ for a slot of limit 1 \(maxQueue 1\): queue timeout$/);
     assert.deepEqual(await stats("short"), { ...QUIET, inFlight: 1, queued: 0, admitted: 1, shed: 0, queueTimeouts: 1, limit: 1 });
 
     hold.res.end("four");
@@ -165,7 +165,7 @@ describe("Limiter shared by concurrent requests in workerd", () => {
     assert.equal((await stats("shedding")).inFlight, 1);
     const shed = await mf.dispatchFetch("http://worker/proxy?id=7&limiter=shedding");
     assert.equal(shed.status, 503);
-    assert.equal(await shed.text(), "OverloadedError: service overloaded");
+    assert.equal(await shed.text(), "OverloadedError: service overloaded: limit 1 reached, maxQueue 0: shed at once");
     hold.res.end("last");
     let rest = "";
     for (let chunk; !(chunk = await reader.read()).done; ) rest += new TextDecoder().decode(chunk.value);

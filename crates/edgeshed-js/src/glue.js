@@ -28,8 +28,18 @@ Object.defineProperties(DeadlineError.prototype, {
   message: { value: "deadline expired", writable: true, configurable: true },
 });
 // These errors are flow control (503/504), raised by the thousand under
-// overload; a stack trace would only point into edgeshed and costs more than
-// everything else on the rejection path. Their messages live here, so a
+// overload. A shed, and the errors of a call with a deadline, get a short
+// stack that starts at the caller's `run` / `fetch` call, captured by the
+// wrapped entry points (wrapEntryPoints, called by the package's entries)
+// once the call has returned from the wasm: V8 in Node.js 20 crashes
+// (a fatal deoptimizer error) when a stack is captured with this module's
+// wasm frames on it, and frames inside edgeshed would only be noise.
+// Capturing a stack costs several times the rest of a shed, so captures are
+// budgeted: at most one per millisecond (a shed found while debugging, or
+// the one that crashes a process, has its stack; under sustained overload
+// most rejections carry only their message). Queue timeouts of calls
+// without a deadline keep no stack: capturing one for every queued call
+// would cost more than the queue itself. The messages are made here, so a
 // rejection passes no string out of the wasm.
 function withoutStack(make) {
   const limit = Error.stackTraceLimit;
@@ -40,20 +50,104 @@ function withoutStack(make) {
     Error.stackTraceLimit = limit;
   }
 }
-export function overloadedError(queueTimeout) {
-  // Inline (no closure, no try: the constructor cannot throw): the shed path.
+// Frames kept from the caller's call down.
+const CALLER_FRAMES = 4;
+// Errors and call sites made during the current run/fetch call, waiting for
+// the wrapper to give them the caller's stack (a stack: calls nest, when a
+// task calls another limiter synchronously). Stays empty until the entries
+// wrap the entry points (a test build of the crate).
+const unplaced = [];
+let wrapped = false;
+const clock = typeof performance === "object" && typeof performance.now === "function" ? performance : Date;
+let lastStackAt = -Infinity;
+/** Whether a stack may be captured now (at most one per millisecond). */
+function stackBudget() {
+  if (!wrapped) return false;
+  const now = clock.now();
+  if (now - lastStackAt < 1) return false;
+  lastStackAt = now;
+  return true;
+}
+function placeStacks(depth, entry) {
   const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  const error = new OverloadedError(queueTimeout ? "service overloaded: queue timeout" : undefined);
+  Error.stackTraceLimit = CALLER_FRAMES;
+  while (unplaced.length > depth) Error.captureStackTrace(unplaced.pop(), entry);
   Error.stackTraceLimit = limit;
+}
+/** Called by the package's entries with `Limiter.prototype`. */
+export function wrapEntryPoints(proto) {
+  if (wrapped || typeof Error.captureStackTrace !== "function") return;
+  wrapped = true;
+  const { run: limitedRun, fetch: limitedFetch } = proto;
+  proto.run = function run(task, options) {
+    const depth = unplaced.length;
+    const promise = limitedRun.call(this, task, options);
+    if (unplaced.length > depth) placeStacks(depth, run);
+    return promise;
+  };
+  proto.fetch = function fetch(input, init) {
+    const depth = unplaced.length;
+    const promise = limitedFetch.call(this, input, init);
+    if (unplaced.length > depth) placeStacks(depth, fetch);
+    return promise;
+  };
+}
+function shedMessage(limit, maxQueue) {
+  return maxQueue === 0
+    ? `service overloaded: limit ${limit} reached, maxQueue 0: shed at once`
+    : `service overloaded: limit ${limit} reached and the queue full (maxQueue ${maxQueue}): shed at once`;
+}
+// A promise rejected with a new OverloadedError for a call shed at once:
+// the shed path's one crossing.
+export function shedRejection(limit, maxQueue) {
+  // Inline (no closure, no try: the constructor cannot throw).
+  const stackLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  const error = new OverloadedError(shedMessage(limit, maxQueue));
+  Error.stackTraceLimit = stackLimit;
+  if (stackBudget()) unplaced.push(error);
+  return Promise.reject(error);
+}
+/** Where a call was made, for an error raised later from a timer. */
+export function callSite() {
+  const site = {};
+  if (stackBudget()) unplaced.push(site);
+  return site;
+}
+// `error.stack` is `site`'s frames under the error's own first line, made
+// when first read (most rejections under overload are never printed).
+function inheritStack(error, site) {
+  if (site?.stack === undefined) return error;
+  Object.defineProperty(error, "stack", {
+    configurable: true,
+    get() {
+      const frames = String(site.stack);
+      const at = frames.indexOf("\n");
+      const stack = `${this.name}: ${this.message}${at < 0 ? "" : frames.slice(at)}`;
+      Object.defineProperty(this, "stack", { value: stack, writable: true, configurable: true });
+      return stack;
+    },
+    set(value) {
+      Object.defineProperty(this, "stack", { value, writable: true, configurable: true });
+    },
+  });
   return error;
 }
-// A promise rejected with a new OverloadedError: the shed path's one crossing.
-export function overloadedRejection(queueTimeout) {
-  return Promise.reject(overloadedError(queueTimeout));
+export function overloadedErrorAt(site, queueTimeout, limit, maxQueue, timeoutMs) {
+  const message = queueTimeout
+    ? `service overloaded: waited queueTimeoutMs ${timeoutMs} for a slot of limit ${limit} (maxQueue ${maxQueue}): queue timeout`
+    : shedMessage(limit, maxQueue);
+  return inheritStack(
+    withoutStack(() => new OverloadedError(message)),
+    site,
+  );
 }
-export function deadlineError() {
-  return withoutStack(() => new DeadlineError());
+export function deadlineErrorAt(site, deadlineMs, running) {
+  const message = `deadline expired: deadlineMs ${deadlineMs} passed while ${running ? "running" : "queued"}`;
+  return inheritStack(
+    withoutStack(() => new DeadlineError(message)),
+    site,
+  );
 }
 export function errorWithStatus(name, message, status) {
   return withoutStack(() => {

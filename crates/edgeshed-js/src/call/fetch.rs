@@ -1,10 +1,10 @@
 //! `Limiter.fetch(input, init)`: the slot is held until the response body
 //! is done (see `holdUntilBodyDone` in glue.js).
 
-use super::{abandon, deadline_of, finish_admission, promise_of, start_admission};
+use super::{abandon, deadline_of, finish_admission, start_admission};
 use crate::bodies::with_signal;
 use crate::counters::CallCounters;
-use crate::errors::deadline as deadline_error;
+use crate::errors::Call;
 use crate::options::call_options;
 use crate::sampling::{is_drop, Running};
 use edgeshed::admission::Admission;
@@ -14,6 +14,7 @@ use edgeshed_wasm::clock::JsClock;
 use edgeshed_wasm::fetch::global_fetch;
 use edgeshed_wasm::race::or_never;
 use edgeshed_wasm::settled::Settled;
+use edgeshed_wasm::task::spawn;
 use futures_util::future::{select, Either};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -27,50 +28,58 @@ pub(crate) fn fetch(
     init: JsValue,
 ) -> js_sys::Promise {
     let counters = Rc::clone(counters);
-    promise_of(|| {
-        let options = call_options(&init, "init", false)?;
-        let deadline = deadline_of(&options);
-        let admitting = start_admission(admission, deadline, options.signal.as_ref())?;
-        Ok(async move {
-            let signal = options.signal;
-            let permit = finish_admission(admitting, signal.clone()).await?;
-            // Sampled until the response headers (see sampling.rs).
-            let running = Running::new(permit, counters.sampler.as_ref());
-            let controller = deadline.map(|_| AbortController::new()).transpose()?;
-            let init = match &controller {
-                Some(controller) => with_signal(&init, &controller.signal())?,
-                None => init,
-            };
-            // An abort of the caller's signal reaches the fetch through
-            // `init.signal`: the fetch itself then rejects.
-            let pending = global_fetch(&input, &init)?;
-            let timer = or_never(deadline.map(|at| JsClock.sleep_until(at)));
-            match select(Settled::new(&pending), timer).await {
-                Either::Left((Ok(response), _)) => {
-                    let permit = running.sample(|| is_drop(&response));
-                    counters.bodies.hold(&response, permit)
-                }
-                Either::Left((Err(error), _)) => {
-                    // A network failure is a drop; the caller's abort is no sample.
-                    let aborted = signal.is_some_and(|s| !abort_reason(&s).is_undefined());
-                    if !aborted {
-                        drop(running.sample(|| true));
-                    }
-                    Err(error)
-                }
-                Either::Right(((), _)) => {
-                    let permit = running.sample(|| true);
-                    CallCounters::bump(&counters.expired_running);
-                    let error = deadline_error();
-                    if let Some(controller) = controller {
-                        controller.abort_with_reason(&error);
-                    }
-                    // The aborted fetch still holds its connection until it
-                    // settles: so does the slot.
-                    abandon(permit, &pending, &counters);
-                    Err(error)
-                }
+    let options = match call_options(&init, "init", false) {
+        Ok(options) => options,
+        Err(error) => return js_sys::Promise::reject(&error),
+    };
+    let deadline = deadline_of(&options);
+    let call = Call {
+        deadline: options.deadline,
+    };
+    let admitting = match start_admission(admission, deadline, options.signal.as_ref()) {
+        Ok(admitting) => admitting,
+        Err(refusal) => return refusal.into_rejection(call, admission),
+    };
+    let caller = admitting.caller(call, admission);
+    spawn(async move {
+        let signal = options.signal;
+        let permit = finish_admission(admitting, signal.clone(), &caller).await?;
+        // Sampled until the response headers (see sampling.rs).
+        let running = Running::new(permit, counters.sampler.as_ref());
+        let controller = deadline.map(|_| AbortController::new()).transpose()?;
+        let init = match &controller {
+            Some(controller) => with_signal(&init, &controller.signal())?,
+            None => init,
+        };
+        // An abort of the caller's signal reaches the fetch through
+        // `init.signal`: the fetch itself then rejects.
+        let pending = global_fetch(&input, &init)?;
+        let timer = or_never(deadline.map(|at| JsClock.sleep_until(at)));
+        match select(Settled::new(&pending), timer).await {
+            Either::Left((Ok(response), _)) => {
+                let permit = running.sample(|| is_drop(&response));
+                counters.bodies.hold(&response, permit)
             }
-        })
+            Either::Left((Err(error), _)) => {
+                // A network failure is a drop; the caller's abort is no sample.
+                let aborted = signal.is_some_and(|s| !abort_reason(&s).is_undefined());
+                if !aborted {
+                    drop(running.sample(|| true));
+                }
+                Err(error)
+            }
+            Either::Right(((), _)) => {
+                let permit = running.sample(|| true);
+                CallCounters::bump(&counters.expired_running);
+                let error = caller.expired(true);
+                if let Some(controller) = controller {
+                    controller.abort_with_reason(&error);
+                }
+                // The aborted fetch still holds its connection until it
+                // settles: so does the slot.
+                abandon(permit, &pending, &counters);
+                Err(error)
+            }
+        }
     })
 }

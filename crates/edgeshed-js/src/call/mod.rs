@@ -17,16 +17,15 @@ pub(crate) use fetch::fetch;
 pub(crate) use run::run;
 
 use crate::counters::CallCounters;
-use crate::errors::{admit_error, admit_rejection};
+use crate::errors::{Call, Caller, Limit};
 use crate::options::CallOptions;
-use core::future::Future;
 use core::task::Poll;
 use edgeshed::admission::{Admission, Admit, AdmitError};
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::abort::{abort_reason, Aborted};
 use edgeshed_wasm::clock::JsClock;
-use edgeshed_wasm::task::{spawn, RemoteWake};
+use edgeshed_wasm::task::RemoteWake;
 use futures_util::future::{select, Either};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
@@ -52,6 +51,15 @@ enum Admitting {
     Waiting(Admit<JsClock>),
 }
 
+impl Admitting {
+    /// Where `call` was made, kept for an error it may still get: it waits
+    /// for a slot (behind `admission`'s limit) or has a deadline.
+    fn caller(&self, call: Call, admission: &Admission<JsClock>) -> Caller {
+        let queued_behind = matches!(self, Admitting::Waiting(_)).then(|| Limit::of(admission));
+        call.here(queued_behind)
+    }
+}
+
 /// Why a call was not admitted now: the core refused it, or its signal had
 /// aborted already (its reason).
 enum Refusal {
@@ -59,20 +67,12 @@ enum Refusal {
     Aborted(JsValue),
 }
 
-impl From<Refusal> for JsValue {
-    fn from(refusal: Refusal) -> JsValue {
-        match refusal {
-            Refusal::Refused(error) => admit_error(error),
-            Refusal::Aborted(reason) => reason,
-        }
-    }
-}
-
 impl Refusal {
-    /// A promise rejected with the refusal's error.
-    fn into_rejection(self) -> js_sys::Promise {
+    /// A promise rejected with the refusal's error (which names the limit
+    /// that refused `call`, its stack starting at the caller's call).
+    fn into_rejection(self, call: Call, admission: &Admission<JsClock>) -> js_sys::Promise {
         match self {
-            Refusal::Refused(error) => admit_rejection(error),
+            Refusal::Refused(error) => call.rejection(error, Limit::of(admission)),
             Refusal::Aborted(reason) => js_sys::Promise::reject(&reason),
         }
     }
@@ -111,32 +111,23 @@ fn start_admission(
     }
 }
 
-/// Finishes admission, giving up when `signal` aborts.
+/// Finishes admission, giving up when `signal` aborts; a refusal is
+/// `caller`'s error.
 async fn finish_admission(
     admitting: Admitting,
     signal: Option<AbortSignal>,
+    caller: &Caller,
 ) -> Result<Permit, JsValue> {
     let admit = match admitting {
         Admitting::Admitted(permit) => return Ok(permit),
         Admitting::Waiting(admit) => RemoteWake::new(admit),
     };
     let Some(signal) = signal else {
-        return admit.await.map_err(admit_error);
+        return admit.await.map_err(|error| caller.error(error));
     };
     match select(Aborted::new(signal), admit).await {
         Either::Left((reason, _)) => Err(reason),
-        Either::Right((admitted, _)) => admitted.map_err(admit_error),
-    }
-}
-
-/// Runs the synchronous part of a call; its errors become a rejected promise.
-fn promise_of<F>(start: impl FnOnce() -> Result<F, JsValue>) -> js_sys::Promise
-where
-    F: Future<Output = Result<JsValue, JsValue>> + 'static,
-{
-    match start() {
-        Ok(work) => spawn(work),
-        Err(error) => js_sys::Promise::reject(&error),
+        Either::Right((admitted, _)) => admitted.map_err(|error| caller.error(error)),
     }
 }
 

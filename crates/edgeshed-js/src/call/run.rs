@@ -2,7 +2,7 @@
 
 use super::{abandon, deadline_of, finish_admission, start_admission, Admitting};
 use crate::counters::CallCounters;
-use crate::errors::{deadline as deadline_error, type_error};
+use crate::errors::{type_error, Call, Caller};
 use crate::options::{call_options, CallOptions};
 use crate::sampling::{is_drop, Running};
 use edgeshed::admission::Admission;
@@ -56,9 +56,12 @@ pub(crate) fn run(
         Ok(started) => started,
         Err(error) => return js_sys::Promise::reject(&error),
     };
+    let call = Call {
+        deadline: options.deadline,
+    };
     let admitting = match start_admission(admission, deadline, options.signal.as_ref()) {
         Ok(admitting) => admitting,
-        Err(refusal) => return refusal.into_rejection(),
+        Err(refusal) => return refusal.into_rejection(call, admission),
     };
     match admitting {
         // The common case, admitted at once with nothing to race: no task,
@@ -66,13 +69,16 @@ pub(crate) fn run(
         Admitting::Admitted(permit) if deadline.is_none() && options.signal.is_none() => {
             call_holding(&task, Running::new(permit, counters.sampler.as_ref()))
         }
-        admitting => spawn(run_admitting(
-            task,
-            options,
-            deadline,
-            admitting,
-            Rc::clone(counters),
-        )),
+        admitting => {
+            let caller = admitting.caller(call, admission);
+            spawn(run_admitting(
+                task,
+                options,
+                deadline,
+                (admitting, caller),
+                Rc::clone(counters),
+            ))
+        }
     }
 }
 
@@ -130,10 +136,10 @@ async fn run_admitting(
     task: js_sys::Function,
     options: CallOptions,
     deadline: Option<Instant>,
-    admitting: Admitting,
+    (admitting, caller): (Admitting, Caller),
     counters: Rc<CallCounters>,
 ) -> Result<JsValue, JsValue> {
-    let permit = finish_admission(admitting, options.signal.clone()).await?;
+    let permit = finish_admission(admitting, options.signal.clone(), &caller).await?;
     let running = Running::new(permit, counters.sampler.as_ref());
     if deadline.is_none() && options.signal.is_none() {
         // Nothing to race once admitted: the task ends here, and the call's
@@ -168,7 +174,7 @@ async fn run_admitting(
         Either::Right(((), _)) => {
             CallCounters::bump(&counters.expired_running);
             // A timeout: sampled as a drop now, its slot freed later.
-            (deadline_error(), running.sample(|| true))
+            (caller.expired(true), running.sample(|| true))
         }
     };
     controller.abort_with_reason(&error);
