@@ -621,12 +621,18 @@ describe("TypeScript declarations", () => {
     ]) {
       assert.match(index, new RegExp(`\\b${name}\\b`), `index.d.ts re-exports ${name}`);
     }
-    assert.match(dts, /export class Limiter\b/);
-    assert.match(dts, /setLimit\(limit: number\): void;/);
+    assert.match(dts, /export class Limiter<O extends LimiterOptions = LimiterOptions>/);
+    // setLimit takes no limit on a limiter made with `adaptive`.
+    assert.match(dts, /setLimit\(limit: O extends AdaptiveLimiterOptions \? never : number\): void;/);
+    // A queue needs its timeout: no queue, or maxQueue with queueTimeoutMs.
+    assert.match(dts, /export type QueueOptions = NoQueueOptions \| BoundedQueueOptions;/);
     // Exactly one of maxInFlight and adaptive: a union of the two kinds.
     assert.match(dts, /export type LimiterOptions = FixedLimiterOptions \| AdaptiveLimiterOptions;/);
-    for (const name of ["FixedLimiterOptions", "AdaptiveLimiterOptions", "AdaptiveOptions", "RunOptions", "LimiterStats"]) {
+    for (const name of ["NoQueueOptions", "BoundedQueueOptions", "AdaptiveOptions", "RunOptions", "LimiterStats"]) {
       assert.match(dts, new RegExp(`export interface ${name}\\b`));
+    }
+    for (const name of ["FixedLimiterOptions", "AdaptiveLimiterOptions"]) {
+      assert.match(dts, new RegExp(`export type ${name} = LimiterPolicyOptions & QueueOptions & \\{`));
     }
     for (const key of ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit"]) {
       assert.match(dts, new RegExp(`\\b${key}: number;`), `LimiterStats.${key}`);

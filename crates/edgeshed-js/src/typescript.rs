@@ -6,12 +6,8 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &'static str = r#"
-/** The options of `new Limiter(options)` besides its limit. All values are integers. */
+/** The options of `new Limiter(options)` besides its limit and its queue. All values are integers. */
 export interface LimiterPolicyOptions {
-  /** Most calls waiting for a slot (0 to 1,000,000; default 0 = shed at once when full). */
-  maxQueue?: number | undefined;
-  /** Longest wait in the queue, in ms (required when `maxQueue > 0`). */
-  queueTimeoutMs?: number | undefined;
   /**
    * Longest a `fetch` response body may sit idle while it holds its slot, in
    * ms (1 to 2,147,483,647; default 30000). Idle: neither read by the consumer
@@ -21,18 +17,41 @@ export interface LimiterPolicyOptions {
   bodyTimeoutMs?: number | undefined;
 }
 
+/** No queue: when every slot is taken, a call is shed at once (the default). */
+export interface NoQueueOptions {
+  /** 0 (or left out): no call waits. */
+  maxQueue?: 0 | undefined;
+  /** Longest wait in the queue, in ms: unused without a queue. */
+  queueTimeoutMs?: number | undefined;
+}
+
+/** A bounded queue: every wait is bounded, so `queueTimeoutMs` is required. */
+export interface BoundedQueueOptions {
+  /** Most calls waiting for a slot (0 to 1,000,000). */
+  maxQueue: number;
+  /** Longest wait in the queue, in ms (1 to 2,147,483,647). */
+  queueTimeoutMs: number;
+}
+
+/**
+ * The queue: none (`maxQueue` 0 or left out), or `maxQueue` with its
+ * `queueTimeoutMs` (a queue without a timeout is a type error, as it is an
+ * error at run time).
+ */
+export type QueueOptions = NoQueueOptions | BoundedQueueOptions;
+
 /** A fixed limit: `maxInFlight` (changed at run time with `setLimit`). */
-export interface FixedLimiterOptions extends LimiterPolicyOptions {
+export type FixedLimiterOptions = LimiterPolicyOptions & QueueOptions & {
   /** Most calls running at once (1 to 1,000,000). */
   maxInFlight: number;
   adaptive?: undefined;
-}
+};
 
-/** An adaptive limit: the algorithm moves it within its bounds. */
-export interface AdaptiveLimiterOptions extends LimiterPolicyOptions {
+/** An adaptive limit: the algorithm moves it within its bounds (no `setLimit`). */
+export type AdaptiveLimiterOptions = LimiterPolicyOptions & QueueOptions & {
   adaptive: AdaptiveOptions;
   maxInFlight?: undefined;
-}
+};
 
 /** Options of `new Limiter(options)`: exactly one of `maxInFlight` and `adaptive`. */
 export type LimiterOptions = FixedLimiterOptions | AdaptiveLimiterOptions;
@@ -108,10 +127,12 @@ export interface LimiterStats {
  * Admission control for async work: at most `maxInFlight` calls at once (or
  * an adaptive limit), at most `maxQueue` more waiting (each at most
  * `queueTimeoutMs`), the rest rejected at once with an `OverloadedError`.
+ * `O` is the kind of options it was made with: `setLimit` takes no limit on
+ * a limiter made with `adaptive`.
  */
-export class Limiter {
+export class Limiter<O extends LimiterOptions = LimiterOptions> {
   /** @throws {TypeError | RangeError} naming the invalid option. */
-  constructor(options: LimiterOptions);
+  constructor(options: O);
   /**
    * Runs `fn` once admitted and settles with its result. With a `signal` or
    * a `deadlineMs`, `fn` receives an AbortSignal that aborts when either
@@ -137,9 +158,10 @@ export class Limiter {
    * it admits queued calls at once; lowering it never interrupts running
    * calls: no new call is admitted until fewer than `limit` run.
    * @throws {RangeError | TypeError} naming `limit` when it is invalid.
-   * @throws {TypeError} on an adaptive limiter (its algorithm sets the limit).
+   * @throws {TypeError} on an adaptive limiter (its algorithm sets the limit):
+   * a type error too, when the limiter's options are known to be adaptive.
    */
-  setLimit(limit: number): void;
+  setLimit(limit: O extends AdaptiveLimiterOptions ? never : number): void;
   /** Frees the wasm memory of this limiter (calls still running keep their slot). */
   free(): void;
 }
