@@ -19,6 +19,9 @@ echo "dev.sh: checking/installing tools (scripts/setup.sh)"
 bash scripts/setup.sh run
 export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
+# Each child runs in a process group of its own (job control: no setsid,
+# which macOS lacks), so that stopping it takes its children along.
+set -m
 pids=()
 stop() {
     trap - INT TERM EXIT
@@ -38,12 +41,12 @@ echo "dev.sh: building the npm package for the dashboard (scripts/build-pkg.sh)"
 ./scripts/build-pkg.sh
 
 echo "dev.sh: starting the demo origins"
-setsid node scripts/demo-origins.mjs &
+node scripts/demo-origins.mjs &
 pids+=($!)
 
 echo "dev.sh: starting the gateway (wrangler dev builds the wasm first)"
 CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false \
-    setsid wrangler dev --local --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false &
+    wrangler dev --local --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false &
 pids+=($!)
 
 base="http://127.0.0.1:$PORT"
@@ -59,7 +62,7 @@ done
 WWW_PORT="${WWW_PORT:-8788}"
 www="http://127.0.0.1:$WWW_PORT/"
 echo "dev.sh: starting the dashboard (scripts/serve-www.mjs)"
-GATEWAY="$base" WWW_PORT="$WWW_PORT" setsid node scripts/serve-www.mjs &
+GATEWAY="$base" WWW_PORT="$WWW_PORT" node scripts/serve-www.mjs &
 pids+=($!)
 for _ in $(seq 1 50); do
     if curl -s -o /dev/null "$www"; then break; fi

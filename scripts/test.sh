@@ -45,6 +45,12 @@ suite_fmt() {
     cargo fmt --all -- --check
 }
 
+suite_setup() {
+    # scripts/setup.sh by need: the gateway's tier (dev.sh) calls no sudo,
+    # apt or browser.
+    node --test tests/setup/
+}
+
 suite_clippy_host() {
     cargo clippy --workspace --all-targets -- -D warnings
 }
@@ -286,6 +292,7 @@ suite_soak_smoke() {
 # SUITES in the order it should run (each entry: name|header text).
 SUITES=(
     "fmt|cargo fmt --all -- --check"
+    "setup|scripts/setup.sh by need: no root, apt or browser to run the gateway (node --test tests/setup/)"
     "clippy_host|cargo clippy --workspace --all-targets -- -D warnings (host)"
     "clippy_wasm|cargo clippy --target $WASM_TARGET (edgeshed-wasm, edgeshed-js, edgeshed-worker) -- -D warnings"
     "cargo_test|cargo test --workspace (native: unit, integration, doc tests)"
