@@ -6,6 +6,13 @@
 //! returned permit is handed directly to the longest waiter, so a newcomer
 //! can never overtake the queue.
 //!
+//! The semaphore also carries what an [`Admission`](crate::admission::Admission)
+//! builds on: a [`Reserve`] that keeps part of the limit for more critical
+//! calls, a queue that serves the most critical waiters first (FIFO within a
+//! criticality, or newest first while a codel queue stands), displacement of
+//! the newest least critical waiter from a full queue, and a fair share of
+//! the limit between keys. A plain `Semaphore` uses none of it.
+//!
 //! Cancellation is safe at every point: dropping an [`Acquire`] leaves the
 //! queue, and if a permit had already been handed to it, that permit moves on
 //! to the next waiter (or back to the pool) instead of being lost.
@@ -29,16 +36,27 @@
 
 mod acquire;
 mod error;
+mod keys;
+mod locked;
+mod permit;
 mod state;
 mod waiters;
 
 pub use acquire::Acquire;
 pub use error::{AcquireError, TryAcquireError};
+pub use permit::Permit;
 
+pub(crate) use acquire::Ask;
+
+use crate::admission::{Criticality, Reserve};
 use crate::sync::{lock, Arc};
+use crate::time::Instant;
+use crate::Key;
 use core::fmt;
 use core::task::Waker;
-use state::{Inner, ONE};
+use core::time::Duration;
+use keys::KeySlot;
+use state::{Inner, Miss, ONE};
 
 /// A counting semaphore for async code that runs on any executor.
 ///
@@ -48,18 +66,14 @@ pub struct Semaphore {
     inner: Arc<Inner>,
 }
 
-/// A permit from a [`Semaphore`]; returned to it when dropped.
-#[must_use = "a permit is returned as soon as it is dropped"]
-pub struct Permit {
-    inner: Arc<Inner>,
-}
-
 /// What [`Semaphore::snapshot`] read at one instant.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Snapshot {
     pub(crate) in_use: usize,
     pub(crate) waiters: usize,
     pub(crate) limit: usize,
+    /// Waiters per criticality (sheddable, default, critical).
+    pub(crate) queued: [usize; 3],
 }
 
 impl Semaphore {
@@ -77,8 +91,7 @@ impl Semaphore {
     /// Takes a permit if one is free right now and nobody is queued for it.
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit, TryAcquireError> {
-        self.inner.try_take()?;
-        Ok(self.permit())
+        self.try_acquire_as(Criticality::Default)
     }
 
     /// Waits for a permit, queueing behind earlier waiters (FIFO).
@@ -92,14 +105,80 @@ impl Semaphore {
     /// the future completes with [`AcquireError::QueueFull`]. With
     /// `max_waiters == 0` it never waits.
     pub fn acquire_bounded(&self, max_waiters: usize) -> Acquire {
-        Acquire::new(self.clone(), max_waiters)
+        self.acquire_with(Ask {
+            rank: Criticality::Default,
+            key: None,
+            max_waiters,
+            at: None,
+        })
+    }
+
+    /// Takes a permit for a call of `rank` if one is free beyond what `rank`
+    /// must leave for more critical calls.
+    #[inline]
+    pub(crate) fn try_acquire_as(&self, rank: Criticality) -> Result<Permit, TryAcquireError> {
+        match self.take_fast(rank) {
+            Ok(permit) => Ok(permit),
+            Err(Miss::Locked) => self.try_acquire_locked(rank, None),
+            Err(miss) => Err(miss.into()),
+        }
+    }
+
+    /// [`try_acquire_as`](Self::try_acquire_as) for a call of `key`, which
+    /// is counted for the fair share while it holds the permit.
+    pub(crate) fn try_acquire_keyed(
+        &self,
+        rank: Criticality,
+        key: &Key,
+    ) -> Result<Permit, TryAcquireError> {
+        self.try_acquire_locked(rank, Some(key))
+    }
+
+    fn try_acquire_locked(
+        &self,
+        rank: Criticality,
+        key: Option<&Key>,
+    ) -> Result<Permit, TryAcquireError> {
+        let mut queue = lock(&self.inner.queue);
+        let slot = key.and_then(|key| queue.keys.slot(key));
+        let taken = self.inner.take_above(queue.keep(rank));
+        match (taken, slot) {
+            (Ok(()), slot) => {
+                self.inner.count_held(rank, true);
+                if let Some(slot) = slot {
+                    queue.keys.add_holding(slot, 1);
+                }
+                drop(queue);
+                Ok(self.permit(rank, slot))
+            }
+            (Err(miss), slot) => {
+                if let Some(slot) = slot {
+                    queue.keys.forget_idle(slot);
+                }
+                Err(miss.into())
+            }
+        }
+    }
+
+    /// Waits for a permit as `ask` says.
+    pub(crate) fn acquire_with(&self, ask: Ask) -> Acquire {
+        Acquire::new(self.clone(), ask)
+    }
+
+    /// The lock-free take, counted for `rank`.
+    #[inline]
+    fn take_fast(&self, rank: Criticality) -> Result<Permit, Miss> {
+        self.inner.try_take(rank)?;
+        self.inner.count_held(rank, true);
+        Ok(self.permit(rank, None))
     }
 
     /// Closes the semaphore: every waiter and every later acquire fails with
     /// `Closed`. Permits already out stay valid and still come back.
     pub fn close(&self) {
+        let wakers = self.inner.close_locked(&mut lock(&self.inner.queue));
         // Woken outside the lock.
-        self.inner.close().into_iter().for_each(Waker::wake);
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     /// Whether [`close`](Self::close) was called.
@@ -118,11 +197,20 @@ impl Semaphore {
     }
 
     /// How many queue entries the waiter queue's storage has room for right
-    /// now. Test support for the memory contract (the storage shrinks back to
-    /// the live waiters after a burst); not a stable API.
+    /// now (and the fair-share table's). Test support for the memory contract
+    /// (the storage shrinks back to the live waiters after a burst); not a
+    /// stable API.
     #[doc(hidden)]
     pub fn queue_capacity(&self) -> usize {
-        lock(&self.inner.queue).waiters.capacity()
+        let queue = lock(&self.inner.queue);
+        queue.waiters.capacity() + queue.keys.capacity()
+    }
+
+    /// Keys counted for the fair share right now (keys with permits held or
+    /// calls waiting). Test support for the memory contract; not a stable API.
+    #[doc(hidden)]
+    pub fn active_keys(&self) -> usize {
+        lock(&self.inner.queue).keys.active()
     }
 
     /// The configured number of permits.
@@ -141,46 +229,81 @@ impl Semaphore {
     /// [`limit`](Self::limit) as they all stood at one instant.
     ///
     /// The limit, the debt and the queue change only under the lock, which
-    /// is held throughout; the available count can change without it only
-    /// while nobody waits and no debt is due (the `SLOW` flag is clear), and
-    /// it is read once. So all three values held together at the moment of
-    /// that read: `waiters > 0` implies `in_use >= limit`, and `in_use`
-    /// exceeds `limit` only by permits still out after the limit was lowered.
+    /// is held throughout; the available count changes without it only
+    /// through lock-free takes and releases, and it is read once. So all
+    /// values held together at the moment of that read: waiters of a
+    /// criticality imply no more free permits than it must leave free (none
+    /// without a reserve: `waiters > 0` implies `in_use >= limit`), and
+    /// `in_use` exceeds `limit` only by permits still out after the limit
+    /// was lowered.
     pub(crate) fn snapshot(&self) -> Snapshot {
-        self.inner.snapshot()
+        let queue = lock(&self.inner.queue);
+        let available = self.inner.available();
+        let of = |rank| queue.waiters.len_of(rank);
+        Snapshot {
+            in_use: (queue.limit + queue.debt).saturating_sub(available),
+            waiters: queue.waiters.len(),
+            limit: queue.limit,
+            queued: [
+                of(Criticality::Sheddable),
+                of(Criticality::Default),
+                of(Criticality::Critical),
+            ],
+        }
+    }
+
+    /// Permits held by calls of `rank` (given `in_use`, from the same snapshot).
+    pub(crate) fn held(&self, rank: Criticality, in_use: usize) -> usize {
+        self.inner.held(rank, in_use)
+    }
+
+    /// Waiters of `rank` displaced from a full queue so far.
+    pub(crate) fn displaced(&self, rank: Criticality) -> u64 {
+        self.inner
+            .displaced
+            .get(rank.index())
+            .map_or(0, |count| count.load(crate::sync::Ordering::Relaxed))
     }
 
     /// Changes the number of permits at run time.
     ///
     /// Raising the limit wakes waiters at once. Lowering it takes free
     /// permits away first; permits still out are retired as they come back,
-    /// so in-flight work is never interrupted.
+    /// so in-flight work is never interrupted. A [`Reserve`] follows the new
+    /// limit at once.
     pub fn set_limit(&self, limit: usize) {
         let limit = limit.min(Self::MAX_PERMITS);
+        let wakers = self
+            .inner
+            .set_limit_locked(&mut lock(&self.inner.queue), limit);
         // Woken outside the lock.
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    /// Keeps part of the limit for more critical calls (see [`Reserve`]);
+    /// waiters that may take a permit under the new reserve get one at once.
+    pub(crate) fn set_reserve(&self, reserve: Reserve) {
+        let wakers = self
+            .inner
+            .set_reserve_locked(&mut lock(&self.inner.queue), reserve);
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    /// The reserve in force.
+    pub(crate) fn reserve(&self) -> Reserve {
+        lock(&self.inner.queue).reserve()
+    }
+
+    /// Codel's test: whether the queue has stood (never emptied) for longer
+    /// than `interval` at `now`. If so it is served newest first from now on,
+    /// until it drains.
+    pub(crate) fn standing(&self, now: Instant, interval: Duration) -> bool {
         self.inner
-            .set_limit(limit)
-            .into_iter()
-            .for_each(Waker::wake);
+            .standing_locked(&mut lock(&self.inner.queue), now, interval)
     }
 
-    fn permit(&self) -> Permit {
-        Permit {
-            inner: Arc::clone(&self.inner),
-        }
-    }
-}
-
-impl Drop for Permit {
-    #[inline]
-    fn drop(&mut self) {
-        self.inner.release();
-    }
-}
-
-impl fmt::Debug for Permit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Permit").finish_non_exhaustive()
+    fn permit(&self, rank: Criticality, key: Option<KeySlot>) -> Permit {
+        Permit::new(Arc::clone(&self.inner), rank, key)
     }
 }
 
