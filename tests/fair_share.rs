@@ -127,3 +127,23 @@ fn keys_are_forgotten_once_they_hold_and_wait_for_nothing() {
         admission.semaphore().queue_capacity()
     );
 }
+
+#[test]
+fn an_arrival_that_displaces_a_waiter_of_its_own_key_keeps_the_key_counted() {
+    // Found by tests/proptest_criticality.rs: the displaced waiter was the
+    // key's last call, so its key was forgotten under the arrival's feet.
+    let policy = Policy::queue(1, Duration::from_millis(50));
+    let admission = Admission::new(1, policy, ManualClock::new()).unwrap();
+    let held = admission.try_admit().unwrap();
+    let mut batch = admission.admit_call(Call::new(Criticality::Sheddable).with_key("k"));
+    assert!(poll_once(&mut batch).is_pending());
+    let mut urgent = admission.admit_call(Call::new(Criticality::Critical).with_key("k"));
+    assert!(poll_once(&mut urgent).is_pending());
+    assert!(matches!(poll_once(&mut batch), Poll::Ready(Err(AdmitError::Overloaded(_)))));
+    assert_eq!(admission.semaphore().active_keys(), 1, "k still waits");
+    drop(held);
+    let Poll::Ready(Ok(permit)) = poll_once(&mut urgent) else { panic!("urgent is admitted") };
+    assert_eq!(admission.semaphore().active_keys(), 1, "k holds a permit");
+    drop(permit);
+    assert_eq!(admission.semaphore().active_keys(), 0);
+}

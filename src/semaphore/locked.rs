@@ -235,22 +235,21 @@ impl Inner {
                 }
                 return Ok(Entered::Taken(slot));
             }
-            let was_empty = queue.waiters.len() == 0;
-            let displaced = if queue.waiters.len() >= ask.max_waiters {
-                queue
-                    .waiters
-                    .newest_below(rank)
-                    .and_then(|victim| self.displace(queue, victim))
+            if queue.waiters.len() == 0 {
+                queue.standing_since = ask.at;
+            }
+            let victim = if queue.waiters.len() >= ask.max_waiters {
+                queue.waiters.newest_below(rank)
             } else {
                 None
             };
-            if was_empty {
-                queue.standing_since = ask.at;
-            }
+            // Queued (and counted for its key) before the victim leaves: a
+            // victim of the same key must not make the key's entry forgotten.
             let place = queue.waiters.push(waker.clone(), Tag { rank, key: slot });
             if let Some(slot) = slot {
                 queue.keys.add_waiting(slot, 1);
             }
+            let displaced = victim.and_then(|victim| self.displace(queue, victim));
             return Ok(Entered::Queued(place, displaced));
         }
     }
