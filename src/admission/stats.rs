@@ -31,19 +31,25 @@ impl<C: Clock> Admission<C> {
             rate_limited: self.rate.as_ref().map_or(0, |rate| rate.stats().limited),
             ..Stats::default()
         };
-        for (rank, queued) in [Criticality::Sheddable, Criticality::Default, Criticality::Critical]
-            .into_iter()
-            .zip(now.queued)
-        {
+        let ranks = [Criticality::Sheddable, Criticality::Default, Criticality::Critical];
+        let mut ranked = 0;
+        for ((rank, queued), handed) in ranks.into_iter().zip(now.queued).zip(now.handed) {
             let class = stats.by_criticality.get_mut(rank);
             class.admitted = counters.admitted.get(rank);
             class.shed = counters.shed.get(rank);
             class.queue_timeouts = counters.queue_timeouts.get(rank);
             class.displaced = semaphore.displaced(rank);
-            class.in_flight = semaphore.held(rank, now.in_use);
             class.queued = queued;
+            if rank != Criticality::Default {
+                // Admitted (picked up) + handed over - returned.
+                let out = (class.admitted + handed as u64).saturating_sub(semaphore.returned(rank));
+                class.in_flight = usize::try_from(out).unwrap_or(usize::MAX);
+                ranked += class.in_flight;
+            }
             stats.displaced += class.displaced;
         }
+        // Default permits are the rest of those out.
+        stats.by_criticality.default.in_flight = now.in_use.saturating_sub(ranked);
         stats
     }
 

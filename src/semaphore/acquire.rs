@@ -96,11 +96,14 @@ impl Acquire {
             Some(Standing::Displaced) => Some(AcquireError::Displaced),
             Some(Standing::Closed) | None => Some(AcquireError::Closed),
         };
-        let freed = queue.waiters.free(place);
+        let freed = queue.waiters.free(place).map(|(_, tag)| tag);
+        if let (None, Some(tag)) = (error, freed) {
+            queue.unhand(tag.rank);
+        }
         drop(queue);
         self.place = None;
         match (error, freed) {
-            (None, Some((_, tag))) => Poll::Ready(Ok(self.semaphore.permit(tag.rank, tag.key))),
+            (None, Some(tag)) => Poll::Ready(Ok(self.semaphore.permit(tag.rank, tag.key))),
             (Some(error), _) => Poll::Ready(Err(error)),
             (None, None) => Poll::Ready(Err(AcquireError::Closed)),
         }
@@ -137,13 +140,13 @@ impl Drop for Acquire {
             let mut queue = lock(&inner.queue);
             let waker = match queue.waiters.free(place) {
                 // A permit was handed to us but never picked up: pass it on.
-                Some((Standing::Granted, tag)) => match tag.key {
-                    Some(slot) => inner.release_keyed_locked(&mut queue, tag.rank, slot),
-                    None => {
-                        inner.count_held(tag.rank, false);
-                        inner.release_locked(&mut queue)
+                Some((Standing::Granted, tag)) => {
+                    queue.unhand(tag.rank);
+                    match tag.key {
+                        Some(slot) => inner.release_keyed_locked(&mut queue, slot),
+                        None => inner.release_locked(&mut queue),
                     }
-                },
+                }
                 Some((Standing::Waiting(_), tag)) => {
                     queue.left(tag);
                     None

@@ -31,6 +31,8 @@ pub(super) struct Queue {
     standing_since: Option<Instant>,
     /// Serve the newest waiter first (codel's adaptive LIFO) until the queue drains.
     newest_first: bool,
+    /// Permits handed to waiters that have not picked them up, per rank.
+    handed: [usize; 3],
 }
 
 /// How a waiter entered: it took a permit at once, or it is queued (and
@@ -51,6 +53,19 @@ impl Queue {
             keys: KeyTable::default(),
             standing_since: None,
             newest_first: false,
+            handed: [0; 3],
+        }
+    }
+
+    /// Permits of `rank` handed to waiters that have not picked them up.
+    pub(super) fn handed(&self, rank: Criticality) -> usize {
+        self.handed.get(rank.index()).copied().unwrap_or(0)
+    }
+
+    /// A permit handed to a waiter of `rank` was picked up or passed on.
+    pub(super) fn unhand(&mut self, rank: Criticality) {
+        if let Some(handed) = self.handed.get_mut(rank.index()) {
+            *handed = handed.saturating_sub(1);
         }
     }
 
@@ -166,7 +181,9 @@ impl Inner {
     /// Hands a permit to the queued waiter at `index`.
     fn grant(&self, queue: &mut Queue, index: usize) -> Option<Waker> {
         let (waker, tag) = queue.waiters.take_out(index, Standing::Granted)?;
-        self.count_held(tag.rank, true);
+        if let Some(handed) = queue.handed.get_mut(tag.rank.index()) {
+            *handed += 1;
+        }
         if let Some(slot) = tag.key {
             queue.keys.add_holding(slot, 1);
             queue.keys.add_waiting(slot, -1);
@@ -229,7 +246,6 @@ impl Inner {
                 continue;
             }
             if next < state {
-                self.count_held(rank, true);
                 if let Some(slot) = slot {
                     queue.keys.add_holding(slot, 1);
                 }
@@ -268,14 +284,8 @@ impl Inner {
 
     /// A keyed permit comes back: its key holds one fewer, then the permit
     /// is returned as any other. Returns the waker to call once unlocked.
-    pub(super) fn release_keyed_locked(
-        &self,
-        queue: &mut Queue,
-        rank: Criticality,
-        slot: KeySlot,
-    ) -> Option<Waker> {
+    pub(super) fn release_keyed_locked(&self, queue: &mut Queue, slot: KeySlot) -> Option<Waker> {
         queue.keys.add_holding(slot, -1);
-        self.count_held(rank, false);
         self.release_locked(queue)
     }
 

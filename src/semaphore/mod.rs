@@ -74,6 +74,8 @@ pub(crate) struct Snapshot {
     pub(crate) limit: usize,
     /// Waiters per criticality (sheddable, default, critical).
     pub(crate) queued: [usize; 3],
+    /// Permits handed to waiters not picked up yet, per criticality.
+    pub(crate) handed: [usize; 3],
 }
 
 impl Semaphore {
@@ -144,7 +146,6 @@ impl Semaphore {
         let taken = self.inner.take_above(queue.keep(rank));
         match (taken, slot) {
             (Ok(()), slot) => {
-                self.inner.count_held(rank, true);
                 if let Some(slot) = slot {
                     queue.keys.add_holding(slot, 1);
                 }
@@ -165,11 +166,10 @@ impl Semaphore {
         Acquire::new(self.clone(), ask)
     }
 
-    /// The lock-free take, counted for `rank`.
+    /// The lock-free take.
     #[inline]
     fn take_fast(&self, rank: Criticality) -> Result<Permit, Miss> {
         self.inner.try_take(rank)?;
-        self.inner.count_held(rank, true);
         Ok(self.permit(rank, None))
     }
 
@@ -240,6 +240,7 @@ impl Semaphore {
         let queue = lock(&self.inner.queue);
         let available = self.inner.available();
         let of = |rank| queue.waiters.len_of(rank);
+        let handed = |rank| queue.handed(rank);
         Snapshot {
             in_use: (queue.limit + queue.debt).saturating_sub(available),
             waiters: queue.waiters.len(),
@@ -249,12 +250,18 @@ impl Semaphore {
                 of(Criticality::Default),
                 of(Criticality::Critical),
             ],
+            handed: [
+                handed(Criticality::Sheddable),
+                handed(Criticality::Default),
+                handed(Criticality::Critical),
+            ],
         }
     }
 
-    /// Permits held by calls of `rank` (given `in_use`, from the same snapshot).
-    pub(crate) fn held(&self, rank: Criticality, in_use: usize) -> usize {
-        self.inner.held(rank, in_use)
+    /// Permits of sheddable or critical calls returned so far (0 for default
+    /// calls, which are not counted: their permits out are the rest).
+    pub(crate) fn returned(&self, rank: Criticality) -> u64 {
+        self.inner.returned(rank)
     }
 
     /// Waiters of `rank` displaced from a full queue so far.

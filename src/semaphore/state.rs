@@ -33,10 +33,11 @@ pub(super) struct Inner {
     /// The keeps of the sheddable and default ranks, mirrored from the queue
     /// for the fast paths (written under the lock, with `RESIZE` set).
     keeps: [AtomicUsize; 2],
-    /// Permits held by sheddable and by critical calls, granted ones
-    /// included. The default rank's count is the rest of the permits out,
-    /// so the plain path pays nothing for it.
-    pub(super) held: [AtomicUsize; 2],
+    /// Permits of sheddable and of critical calls returned so far. With the
+    /// admission's count of those admitted and the queue's count of those
+    /// handed over but not picked up, they give each rank's permits out; the
+    /// default rank's are the rest, so the plain path pays nothing for them.
+    returned: [AtomicU64; 2],
     /// Waiters displaced from a full queue, per rank.
     pub(super) displaced: [AtomicU64; 3],
 }
@@ -66,7 +67,7 @@ impl Inner {
             state: AtomicUsize::new(permits * ONE),
             queue: Mutex::new(Queue::new(permits)),
             keeps: [AtomicUsize::new(0), AtomicUsize::new(0)],
-            held: [AtomicUsize::new(0), AtomicUsize::new(0)],
+            returned: [AtomicU64::new(0), AtomicU64::new(0)],
             displaced: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
@@ -235,34 +236,25 @@ impl Inner {
         }
     }
 
-    /// One more permit held by `rank` (`more`) or one fewer. Default
-    /// permits are not counted (see `held`).
+    /// One more permit of `rank` returned (not counted for default ones).
     #[inline]
-    pub(super) fn count_held(&self, rank: Criticality, more: bool) {
-        let [sheddable, critical] = &self.held;
-        let held = match rank {
+    pub(super) fn count_returned(&self, rank: Criticality) {
+        let [sheddable, critical] = &self.returned;
+        let returned = match rank {
             Criticality::Sheddable => sheddable,
             Criticality::Critical => critical,
             Criticality::Default => return,
         };
-        if more {
-            held.fetch_add(1, Ordering::Relaxed);
-        } else {
-            held.fetch_sub(1, Ordering::Relaxed);
-        }
+        returned.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Permits held by `rank` (the default rank's: every other permit out).
-    pub(super) fn held(&self, rank: Criticality, in_use: usize) -> usize {
-        let [sheddable, critical] = &self.held;
-        let (sheddable, critical) = (
-            sheddable.load(Ordering::Relaxed),
-            critical.load(Ordering::Relaxed),
-        );
+    /// Permits of `rank` returned so far (0 for the default rank: not counted).
+    pub(super) fn returned(&self, rank: Criticality) -> u64 {
+        let [sheddable, critical] = &self.returned;
         match rank {
-            Criticality::Sheddable => sheddable,
-            Criticality::Critical => critical,
-            Criticality::Default => in_use.saturating_sub(sheddable + critical),
+            Criticality::Sheddable => sheddable.load(Ordering::Relaxed),
+            Criticality::Critical => critical.load(Ordering::Relaxed),
+            Criticality::Default => 0,
         }
     }
 }
