@@ -110,8 +110,8 @@ pub use limit::{
     AdaptiveLimitLayer, ClassifiedLimit, ClassifiedLimitLayer, ConcurrencyLimit,
     ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer,
 };
-pub use rate_limit::{RateLimitLayer, RateLimiter};
 pub use load_shed::{LoadShed, LoadShedLayer};
+pub use rate_limit::{RateLimitLayer, RateLimiter};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(doctest)]

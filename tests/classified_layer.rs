@@ -53,17 +53,36 @@ fn status(error: &BoxError) -> (u16, &'static str) {
 #[test]
 fn criticality_and_key_come_from_the_request_extensions() {
     let admission = admission(2, Policy::Shed);
-    let origin = tower::service_fn(|_: http::Request<()>| std::future::pending::<Result<(), BoxError>>());
-    let svc = ClassifiedLimitLayer::new(admission.clone()).from_extensions().layer(origin);
+    let origin =
+        tower::service_fn(|_: http::Request<()>| std::future::pending::<Result<(), BoxError>>());
+    let svc = ClassifiedLimitLayer::new(admission.clone())
+        .from_extensions()
+        .layer(origin);
     // No criticality in the extensions: a default call (ceiling 1 of 2).
     let mut running = Box::pin(svc.clone().oneshot(request(None, None)));
     assert!(poll_once(&mut running).is_pending());
-    let refused = futures::executor::block_on(svc.clone().oneshot(request(Some(Criticality::Sheddable), None)));
+    let refused = futures::executor::block_on(
+        svc.clone()
+            .oneshot(request(Some(Criticality::Sheddable), None)),
+    );
     assert_eq!(status(&refused.unwrap_err()), (503, "limit"));
-    let mut critical = Box::pin(svc.clone().oneshot(request(Some(Criticality::Critical), Some("a"))));
-    assert!(poll_once(&mut critical).is_pending(), "critical gets the reserved slot");
+    let mut critical = Box::pin(
+        svc.clone()
+            .oneshot(request(Some(Criticality::Critical), Some("a"))),
+    );
+    assert!(
+        poll_once(&mut critical).is_pending(),
+        "critical gets the reserved slot"
+    );
     let by = admission.stats().by_criticality;
-    assert_eq!((by.default.in_flight, by.critical.in_flight, by.sheddable.shed), (1, 1, 1));
+    assert_eq!(
+        (
+            by.default.in_flight,
+            by.critical.in_flight,
+            by.sheddable.shed
+        ),
+        (1, 1, 1)
+    );
     assert_eq!(admission.semaphore().active_keys(), 1, "the key is counted");
     drop((running, critical));
     assert_eq!(admission.stats().in_flight, 0);
@@ -75,9 +94,13 @@ fn a_closure_reads_the_call_and_a_key_over_its_share_gets_429_not_503() {
     let admission = admission(2, Policy::queue(4, Duration::from_millis(50)));
     let origin = Origin::new();
     let svc = ClassifiedLimitLayer::new(admission.clone())
-        .read_call_with(|id: &u32| Call::new(Criticality::Critical).with_key(if *id < 100 { "noisy" } else { "quiet" }))
+        .read_call_with(|id: &u32| {
+            Call::new(Criticality::Critical).with_key(if *id < 100 { "noisy" } else { "quiet" })
+        })
         .layer(origin.clone());
-    let mut noisy: Vec<_> = (1..=2).map(|id| Box::pin(svc.clone().oneshot(id))).collect();
+    let mut noisy: Vec<_> = (1..=2)
+        .map(|id| Box::pin(svc.clone().oneshot(id)))
+        .collect();
     for call in &mut noisy {
         assert!(poll_once(call).is_pending());
     }
@@ -90,7 +113,10 @@ fn a_closure_reads_the_call_and_a_key_over_its_share_gets_429_not_503() {
     // The noisy call that ends frees its slot for the quiet key.
     origin.complete(1);
     assert!(matches!(poll_once(&mut noisy[0]), Poll::Ready(Ok(1))));
-    assert!(poll_once(&mut quiet).is_pending(), "admitted, now running at the origin");
+    assert!(
+        poll_once(&mut quiet).is_pending(),
+        "admitted, now running at the origin"
+    );
     assert_eq!(origin.calls(), [1, 2, 100]);
     assert_eq!(admission.stats().fair_share_refused, 1);
 }
@@ -100,7 +126,13 @@ fn a_request_dropped_while_queued_or_displaced_holds_and_captures_nothing() {
     let admission = admission(1, Policy::queue(1, Duration::from_millis(50)));
     let origin = Origin::new();
     let svc = ClassifiedLimitLayer::new(admission.clone())
-        .read_call_with(|id: &u32| Call::new(if *id >= 10 { Criticality::Critical } else { Criticality::Sheddable }))
+        .read_call_with(|id: &u32| {
+            Call::new(if *id >= 10 {
+                Criticality::Critical
+            } else {
+                Criticality::Sheddable
+            })
+        })
         .layer(origin.clone());
     let mut first = Box::pin(svc.clone().oneshot(10));
     assert!(poll_once(&mut first).is_pending());
@@ -131,12 +163,23 @@ fn the_reserves_follow_an_adaptive_limit_that_moves_the_semaphore() {
     let controller = Controller::new(Aimd::default(), admission.semaphore().clone());
     assert_eq!(admission.stats().limit, 6, "the algorithm's initial limit");
     let origin = Origin::new();
-    let sampled = Sampled::new(origin.clone(), controller, clock, edgeshed::limit::adaptive::ErrorsAreDrops);
+    let sampled = Sampled::new(
+        origin.clone(),
+        controller,
+        clock,
+        edgeshed::limit::adaptive::ErrorsAreDrops,
+    );
     let svc = ClassifiedLimitLayer::new(admission.clone())
         .read_call_with(|_: &u32| Call::new(Criticality::Sheddable))
         .layer(sampled);
-    let mut running: Vec<_> = (1..=5).map(|id| Box::pin(svc.clone().oneshot(id))).collect();
-    let admitted = running.iter_mut().map(poll_once).filter(Poll::is_pending).count();
+    let mut running: Vec<_> = (1..=5)
+        .map(|id| Box::pin(svc.clone().oneshot(id)))
+        .collect();
+    let admitted = running
+        .iter_mut()
+        .map(poll_once)
+        .filter(Poll::is_pending)
+        .count();
     assert_eq!(admitted, 4, "0.7 × 6 = 4 sheddable calls at limit 6");
     // A drop makes AIMD back off (6 → 5): the sheddable ceiling follows,
     // 0.7 × 5 = 3, so with 3 in flight the next one is shed (at limit 6 it

@@ -75,7 +75,10 @@ fn a_queue_that_drained_within_the_interval_gives_new_waiters_the_queue_timeout(
     clock.advance(MS);
     assert!(timed_out(&mut first), "t = 100: its queue timeout");
     clock.advance(59 * MS);
-    assert!(!timed_out(&mut second), "t = 159: the second has 100 ms too");
+    assert!(
+        !timed_out(&mut second),
+        "t = 159: the second has 100 ms too"
+    );
     clock.advance(MS);
     assert!(timed_out(&mut second));
     drop(holder);
@@ -90,7 +93,7 @@ fn a_standing_queue_gives_new_waiters_the_target_and_serves_newest_first() {
     old.push(wait(&admission)); // t = 50, timeout at 150
     clock.advance(51 * MS); // t = 101: the first timed out, the queue never drained
     assert!(timed_out(&mut old[0]));
-    old.remove(0);
+    drop(old.remove(0));
 
     // Standing for 101 ms > 100 ms: new waiters get 5 ms, newest first.
     let mut fresh = vec![wait(&admission), wait(&admission)]; // t = 101
@@ -100,10 +103,10 @@ fn a_standing_queue_gives_new_waiters_the_target_and_serves_newest_first() {
     let mut all: Vec<Admit<ManualClock>> = old.into_iter().chain(fresh).collect();
     let (index, permit) = served(&mut all);
     assert_eq!(index, 2, "the newest waiter is served first");
-    all.remove(index);
+    drop(all.remove(index));
     clock.advance(MS); // t = 106: the other fresh one reaches its 5 ms target
     assert!(timed_out(&mut all[1]), "the target, not the queue timeout");
-    all.remove(1);
+    drop(all.remove(1));
     assert!(!timed_out(&mut all[0]), "the old waiter keeps its 100 ms");
     drop(permit);
     let (index, permit) = served(&mut all);
@@ -131,7 +134,10 @@ fn fifo_with_the_same_workload_keeps_the_queue_timeout_and_the_oldest_first() {
     assert!(timed_out(&mut old));
     let mut fresh = vec![second, wait(&admission), wait(&admission)];
     clock.advance(5 * MS);
-    assert!(fresh.iter_mut().all(|admit| !timed_out(admit)), "no 5 ms target");
+    assert!(
+        fresh.iter_mut().all(|admit| !timed_out(admit)),
+        "no 5 ms target"
+    );
     drop(holder);
     let (index, _permit) = served(&mut fresh);
     assert_eq!(index, 0, "the oldest first");
@@ -145,12 +151,32 @@ fn codel_needs_a_bounded_queue_and_a_target_shorter_than_its_timeout() {
         Admission::with_options(4, policy, options, clock.clone()).map(|_| ())
     };
     let parameter = |result: Result<(), edgeshed::InvalidConfig>| result.unwrap_err().parameter();
-    assert_eq!(parameter(build(Policy::Wait, 5 * MS)), Parameter::QueueDiscipline);
-    assert_eq!(parameter(build(Policy::Shed, 5 * MS)), Parameter::QueueDiscipline);
-    assert_eq!(parameter(build(Policy::queue(0, TIMEOUT), 5 * MS)), Parameter::QueueDiscipline);
-    assert_eq!(parameter(build(Policy::queue(4, TIMEOUT), Duration::ZERO)), Parameter::CodelTarget);
-    assert_eq!(parameter(build(Policy::queue(4, TIMEOUT), TIMEOUT)), Parameter::CodelTarget);
+    assert_eq!(
+        parameter(build(Policy::Wait, 5 * MS)),
+        Parameter::QueueDiscipline
+    );
+    assert_eq!(
+        parameter(build(Policy::Shed, 5 * MS)),
+        Parameter::QueueDiscipline
+    );
+    assert_eq!(
+        parameter(build(Policy::queue(0, TIMEOUT), 5 * MS)),
+        Parameter::QueueDiscipline
+    );
+    assert_eq!(
+        parameter(build(Policy::queue(4, TIMEOUT), Duration::ZERO)),
+        Parameter::CodelTarget
+    );
+    assert_eq!(
+        parameter(build(Policy::queue(4, TIMEOUT), TIMEOUT)),
+        Parameter::CodelTarget
+    );
     assert!(build(Policy::queue(4, TIMEOUT), 5 * MS).is_ok());
     let error = build(Policy::Wait, 5 * MS).unwrap_err();
-    assert!(error.to_string().starts_with("queue_discipline codel needs a bounded queue"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .starts_with("queue_discipline codel needs a bounded queue"),
+        "{error}"
+    );
 }

@@ -10,7 +10,9 @@
 
 mod support;
 
-use edgeshed::admission::{Admission, Admit, AdmitError, Call, Criticality, Options, Policy, Reserve};
+use edgeshed::admission::{
+    Admission, Admit, AdmitError, Call, Criticality, Options, Policy, Reserve,
+};
 use edgeshed::error::OverloadCause;
 use edgeshed::semaphore::Permit;
 use edgeshed::time::ManualClock;
@@ -39,7 +41,10 @@ fn fill(admission: &Admission<ManualClock>, criticality: Criticality) -> Vec<Per
 #[track_caller]
 fn wait(admission: &Admission<ManualClock>, criticality: Criticality) -> Admit<ManualClock> {
     let mut admit = admission.admit_call(Call::new(criticality));
-    assert!(poll_once(&mut admit).is_pending(), "{criticality} should wait");
+    assert!(
+        poll_once(&mut admit).is_pending(),
+        "{criticality} should wait"
+    );
     admit
 }
 
@@ -68,8 +73,18 @@ fn the_reserves_give_7_9_10_of_10_and_shed_the_lower_criticalities_first() {
     let stats = admission.stats();
     assert_eq!(stats.in_flight, 10);
     let by = stats.by_criticality;
-    assert_eq!((by.sheddable.in_flight, by.default.in_flight, by.critical.in_flight), (7, 2, 1));
-    assert_eq!((by.sheddable.shed, by.default.shed, by.critical.shed), (1, 1, 0));
+    assert_eq!(
+        (
+            by.sheddable.in_flight,
+            by.default.in_flight,
+            by.critical.in_flight
+        ),
+        (7, 2, 1)
+    );
+    assert_eq!(
+        (by.sheddable.shed, by.default.shed, by.critical.shed),
+        (1, 1, 0)
+    );
     assert_eq!(stats.shed, 2);
 }
 
@@ -80,7 +95,11 @@ fn a_call_is_refused_only_when_every_lower_criticality_would_be_refused_too() {
     for limit in 1..=12 {
         let admission = admission(limit, Policy::Shed, Reserve::default());
         let mut held = Vec::new();
-        for next in [Critical, Default, Sheddable].into_iter().cycle().take(3 * limit) {
+        for next in [Critical, Default, Sheddable]
+            .into_iter()
+            .cycle()
+            .take(3 * limit)
+        {
             let admits = Criticality::ALL.map(|c| {
                 let permit = admission.try_admit_as(c);
                 let admitted = permit.is_some();
@@ -104,16 +123,28 @@ fn a_call_is_refused_only_when_every_lower_criticality_would_be_refused_too() {
 
 #[test]
 fn the_ceilings_at_small_limits_are_1_1_1_then_1_1_2_then_2_2_3() {
-    for (limit, ceilings) in [(1, [1, 1, 1]), (2, [1, 1, 2]), (3, [2, 2, 3]), (10, [7, 9, 10])] {
+    for (limit, ceilings) in [
+        (1, [1, 1, 1]),
+        (2, [1, 1, 2]),
+        (3, [2, 2, 3]),
+        (10, [7, 9, 10]),
+    ] {
         for (criticality, ceiling) in [Sheddable, Default, Critical].into_iter().zip(ceilings) {
             let admission = admission(limit, Policy::Shed, Reserve::default());
-            assert_eq!(fill(&admission, criticality).len(), ceiling, "limit {limit}, {criticality}");
+            assert_eq!(
+                fill(&admission, criticality).len(),
+                ceiling,
+                "limit {limit}, {criticality}"
+            );
         }
     }
     // Limit 1: any call may take the one slot when it is free.
     let one = admission(1, Policy::Shed, Reserve::default());
     let held = one.try_admit_as(Sheddable).unwrap();
-    assert!(one.try_admit_as(Critical).is_none(), "no slot left, not even for critical");
+    assert!(
+        one.try_admit_as(Critical).is_none(),
+        "no slot left, not even for critical"
+    );
     drop(held);
     assert!(one.try_admit_as(Default).is_some());
     // Limit 2: the sheddable and default calls share one slot; critical keeps one.
@@ -130,7 +161,11 @@ fn without_a_reserve_every_criticality_may_use_the_whole_limit() {
     assert_eq!(fill(&admission, Sheddable).len(), 4);
     let plain = Admission::shed(4).unwrap();
     let all: Vec<Permit> = std::iter::from_fn(|| plain.try_admit_as(Sheddable)).collect();
-    assert_eq!(all.len(), 4, "an admission built without options has no reserve");
+    assert_eq!(
+        all.len(),
+        4,
+        "an admission built without options has no reserve"
+    );
 }
 
 #[test]
@@ -138,8 +173,11 @@ fn the_queue_serves_higher_criticalities_first_and_fifo_within_one() {
     let admission = admission(1, queue(8), Reserve::NONE);
     let mut holder = admission.try_admit().unwrap();
     let order = [Sheddable, Default, Critical, Sheddable, Default, Critical];
-    let mut waiting: Vec<(usize, Admit<ManualClock>)> =
-        order.iter().enumerate().map(|(id, &c)| (id, wait(&admission, c))).collect();
+    let mut waiting: Vec<(usize, Admit<ManualClock>)> = order
+        .iter()
+        .enumerate()
+        .map(|(id, &c)| (id, wait(&admission, c)))
+        .collect();
     let mut served = Vec::new();
     while !waiting.is_empty() {
         drop(holder);
@@ -151,11 +189,14 @@ fn the_queue_serves_higher_criticalities_first_and_fifo_within_one() {
                 Poll::Pending => None,
             })
             .expect("the returned permit went to a waiter");
-        waiting.remove(at);
+        drop(waiting.remove(at));
         served.push(id);
         holder = permit;
         for (_, admit) in &mut waiting {
-            assert!(poll_once(admit).is_pending(), "one permit, one waiter served");
+            assert!(
+                poll_once(admit).is_pending(),
+                "one permit, one waiter served"
+            );
         }
     }
     assert_eq!(served, [2, 5, 1, 4, 0, 3]);
@@ -191,9 +232,19 @@ fn a_full_queue_lets_an_arrival_displace_the_newest_waiter_of_the_lowest_critica
     assert_eq!(cause(shed), OverloadCause::Shed);
     // A critical arrival now displaces the newest default waiter.
     let mut second_critical = wait(&admission, Critical);
-    assert_eq!(cause(poll_once(&mut second_default)), OverloadCause::Displaced);
+    assert_eq!(
+        cause(poll_once(&mut second_default)),
+        OverloadCause::Displaced
+    );
     let by = admission.stats().by_criticality;
-    assert_eq!((by.sheddable.displaced, by.default.displaced, by.critical.displaced), (2, 1, 0));
+    assert_eq!(
+        (
+            by.sheddable.displaced,
+            by.default.displaced,
+            by.critical.displaced
+        ),
+        (2, 1, 0)
+    );
     assert_eq!(by.sheddable.shed, 1);
 
     // The permit, when it comes back, goes to the first critical waiter.
@@ -210,7 +261,11 @@ fn a_full_queue_lets_an_arrival_displace_the_newest_waiter_of_the_lowest_critica
     drop(default);
     let stats = admission.stats();
     assert_eq!((stats.in_flight, stats.queued), (0, 0));
-    assert_eq!(admission.semaphore().available_permits(), 1, "every permit is back");
+    assert_eq!(
+        admission.semaphore().available_permits(),
+        1,
+        "every permit is back"
+    );
 }
 
 #[test]
@@ -221,9 +276,15 @@ fn a_waiter_kept_out_by_its_reserve_waits_while_critical_calls_get_the_free_slot
     let mut waiting = wait(&admission, Sheddable);
     drop(default.pop()); // 8 in flight: still at the sheddable ceiling and above
     assert!(poll_once(&mut waiting).is_pending());
-    assert_eq!(admission.semaphore().available_permits(), 2, "free, but not for sheddable calls");
+    assert_eq!(
+        admission.semaphore().available_permits(),
+        2,
+        "free, but not for sheddable calls"
+    );
     // A critical call does not queue behind it.
-    let critical = admission.try_admit_as(Critical).expect("critical overtakes a sheddable waiter");
+    let critical = admission
+        .try_admit_as(Critical)
+        .expect("critical overtakes a sheddable waiter");
     drop(critical);
     drop(batch.pop()); // 7 in flight: still not under the ceiling of 7
     assert!(poll_once(&mut waiting).is_pending());
@@ -255,6 +316,9 @@ fn setting_a_reserve_on_a_running_admission_lets_waiters_in_when_it_loosens() {
     let mut waiting = wait(&admission, Sheddable);
     assert_eq!(admission.semaphore().available_permits(), 2);
     admission.set_reserve(Reserve::NONE);
-    assert!(matches!(poll_once(&mut waiting), Poll::Ready(Ok(_))), "admitted at once");
+    assert!(
+        matches!(poll_once(&mut waiting), Poll::Ready(Ok(_))),
+        "admitted at once"
+    );
     assert_eq!(admission.reserve(), Reserve::NONE);
 }

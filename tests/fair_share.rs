@@ -115,8 +115,12 @@ fn keys_are_forgotten_once_they_hold_and_wait_for_nothing() {
         drop(permit);
         assert_eq!(admission.semaphore().active_keys(), 0, "{key} is forgotten");
     }
-    let held: Vec<Permit> = (0..8).map(|i| admit_now(&admission, &format!("held-{i}"))).collect();
-    let waiting: Vec<Admit<ManualClock>> = (0..16).map(|i| wait(&admission, &format!("w-{i}"))).collect();
+    let held: Vec<Permit> = (0..8)
+        .map(|i| admit_now(&admission, &format!("held-{i}")))
+        .collect();
+    let waiting: Vec<Admit<ManualClock>> = (0..16)
+        .map(|i| wait(&admission, &format!("w-{i}")))
+        .collect();
     assert_eq!(admission.semaphore().active_keys(), 24);
     drop(waiting);
     drop(held);
@@ -139,10 +143,15 @@ fn an_arrival_that_displaces_a_waiter_of_its_own_key_keeps_the_key_counted() {
     assert!(poll_once(&mut batch).is_pending());
     let mut urgent = admission.admit_call(Call::new(Criticality::Critical).with_key("k"));
     assert!(poll_once(&mut urgent).is_pending());
-    assert!(matches!(poll_once(&mut batch), Poll::Ready(Err(AdmitError::Overloaded(_)))));
+    assert!(matches!(
+        poll_once(&mut batch),
+        Poll::Ready(Err(AdmitError::Overloaded(_)))
+    ));
     assert_eq!(admission.semaphore().active_keys(), 1, "k still waits");
     drop(held);
-    let Poll::Ready(Ok(permit)) = poll_once(&mut urgent) else { panic!("urgent is admitted") };
+    let Poll::Ready(Ok(permit)) = poll_once(&mut urgent) else {
+        panic!("urgent is admitted")
+    };
     assert_eq!(admission.semaphore().active_keys(), 1, "k holds a permit");
     drop(permit);
     assert_eq!(admission.semaphore().active_keys(), 0);

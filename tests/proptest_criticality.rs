@@ -20,56 +20,22 @@
 //! The existing `proptest_interleavings.rs` covers the service protocol
 //! (readiness, calls, clones); this one the per-call admission features.
 
-mod support;
 #[path = "proptest_criticality/model.rs"]
 mod model;
+#[path = "proptest_criticality/ops.rs"]
+mod ops;
+mod support;
 
-use edgeshed::admission::{Admission, Admit, AdmitError, Call, Criticality, Options, QueueDiscipline, Reserve};
+use edgeshed::admission::{Admission, Admit, AdmitError, Call, Options, QueueDiscipline, Reserve};
 use edgeshed::error::RateLimitReason;
 use edgeshed::semaphore::Permit;
 use edgeshed::time::ManualClock;
 use model::{index, Model, Outcome, Policy, Standing, RANKS};
+use ops::{op_strategy, policy_strategy, Op};
 use proptest::prelude::*;
-use proptest::sample::Index;
 use std::task::Poll;
 use std::time::Duration;
 use support::CountingWaker;
-
-#[derive(Clone, Debug)]
-enum Op {
-    Arrive(Criticality, Option<u8>),
-    Poll(Index),
-    Release(Index),
-    Abandon(Index),
-    Advance(u64),
-    SetLimit(usize),
-    SetReserve(bool),
-}
-
-fn op_strategy() -> impl Strategy<Value = Op> {
-    let rank = prop_oneof![Just(Criticality::Sheddable), Just(Criticality::Default), Just(Criticality::Critical)];
-    let key = prop_oneof![2 => Just(None), 3 => (0u8..3).prop_map(Some)];
-    prop_oneof![
-        6 => (rank, key).prop_map(|(rank, key)| Op::Arrive(rank, key)),
-        5 => any::<Index>().prop_map(Op::Poll),
-        4 => any::<Index>().prop_map(Op::Release),
-        1 => any::<Index>().prop_map(Op::Abandon),
-        2 => (0u64..12).prop_map(Op::Advance),
-        1 => (0usize..=6).prop_map(Op::SetLimit),
-        1 => any::<bool>().prop_map(Op::SetReserve),
-    ]
-}
-
-fn policy_strategy() -> impl Strategy<Value = Policy> {
-    prop_oneof![
-        Just(Policy::Shed),
-        Just(Policy::Wait),
-        (0usize..4, 2u64..20, prop::option::of(1u64..20)).prop_map(|(max_queue, timeout, target)| {
-            let codel_target = target.filter(|&t| max_queue > 0 && t < timeout);
-            Policy::Queue { max_queue, timeout, codel_target }
-        }),
-    ]
-}
 
 struct Waiting {
     id: u64,
@@ -95,14 +61,27 @@ impl Harness {
         let (real_policy, discipline) = match policy {
             Policy::Shed => (edgeshed::Policy::Shed, QueueDiscipline::Fifo),
             Policy::Wait => (edgeshed::Policy::Wait, QueueDiscipline::Fifo),
-            Policy::Queue { max_queue, timeout, codel_target } => (
+            Policy::Queue {
+                max_queue,
+                timeout,
+                codel_target,
+            } => (
                 edgeshed::Policy::queue(max_queue, ms(timeout)),
-                codel_target.map_or(QueueDiscipline::Fifo, |t| QueueDiscipline::Codel { target: ms(t) }),
+                codel_target.map_or(QueueDiscipline::Fifo, |t| QueueDiscipline::Codel {
+                    target: ms(t),
+                }),
             ),
         };
-        let reserve_option = if reserve { Reserve::default() } else { Reserve::NONE };
-        let options = Options::new().reserve(reserve_option).discipline(discipline);
-        let admission = Admission::with_options(limit, real_policy, options, clock.clone()).unwrap();
+        let reserve_option = if reserve {
+            Reserve::default()
+        } else {
+            Reserve::NONE
+        };
+        let options = Options::new()
+            .reserve(reserve_option)
+            .discipline(discipline);
+        let admission =
+            Admission::with_options(limit, real_policy, options, clock.clone()).unwrap();
         Self {
             clock,
             admission,
@@ -119,7 +98,9 @@ impl Harness {
             Poll::Pending => (Outcome::Pending, None),
             Poll::Ready(Ok(permit)) => (Outcome::Admitted, Some(permit)),
             Poll::Ready(Err(AdmitError::Overloaded(o))) => (Outcome::Overloaded(o.cause()), None),
-            Poll::Ready(Err(AdmitError::RateLimited(l))) if l.reason() == RateLimitReason::FairShare => {
+            Poll::Ready(Err(AdmitError::RateLimited(l)))
+                if l.reason() == RateLimitReason::FairShare =>
+            {
                 (Outcome::FairShare, None)
             }
             Poll::Ready(Err(other)) => panic!("unexpected refusal {other:?}"),
@@ -132,7 +113,8 @@ impl Harness {
                 self.next_id += 1;
                 let id = self.next_id;
                 let expected = self.model.arrive(id, rank, key);
-                let call = Call::new(rank).with_optional_key(key.map(|k| format!("key-{k}").into()));
+                let call =
+                    Call::new(rank).with_optional_key(key.map(|k| format!("key-{k}").into()));
                 let mut admit = self.admission.admit_call(call);
                 let waker = CountingWaker::new();
                 let (outcome, permit) = Self::outcome(waker.poll(&mut admit));
@@ -142,7 +124,12 @@ impl Harness {
                     self.held.push((id, permit));
                 } else if outcome == Outcome::Pending {
                     let seen = waker.count();
-                    self.waiting.push(Waiting { id, admit, waker, seen });
+                    self.waiting.push(Waiting {
+                        id,
+                        admit,
+                        waker,
+                        seen,
+                    });
                 }
             }
             Op::Poll(at) if !self.waiting.is_empty() => {
@@ -180,7 +167,11 @@ impl Harness {
             }
             Op::SetReserve(on) => {
                 self.model.set_reserve(on);
-                self.admission.set_reserve(if on { Reserve::default() } else { Reserve::NONE });
+                self.admission.set_reserve(if on {
+                    Reserve::default()
+                } else {
+                    Reserve::NONE
+                });
             }
             _ => {}
         }
@@ -191,7 +182,11 @@ impl Harness {
         // The limit holds, counted on the permits themselves (those held here
         // and those handed to a waiter not polled yet): it only grows while
         // under the limit.
-        let granted = model.waiters.iter().filter(|w| w.standing == Standing::Granted).count();
+        let granted = model
+            .waiters
+            .iter()
+            .filter(|w| w.standing == Standing::Granted)
+            .count();
         let holding = self.held.len() + granted;
         assert!(
             holding <= model.limit.max(self.in_use_before),
@@ -204,17 +199,39 @@ impl Harness {
         assert_eq!(stats.in_flight, model.in_use(), "in flight; {model:?}");
         assert_eq!(stats.queued, model.waiting().count(), "queued");
         assert_eq!(stats.limit, model.limit);
-        assert_eq!(self.admission.semaphore().available_permits(), model.available, "free permits");
-        assert_eq!(self.admission.semaphore().active_keys(), model.active_keys(), "active keys");
+        assert_eq!(
+            self.admission.semaphore().available_permits(),
+            model.available,
+            "free permits"
+        );
+        assert_eq!(
+            self.admission.semaphore().active_keys(),
+            model.active_keys(),
+            "active keys"
+        );
         assert_eq!(stats.fair_share_refused, model.counts.fair_share);
         for rank in RANKS {
             let real = stats.by_criticality.get(rank);
             let i = index(rank);
             let queued = model.waiting().filter(|w| w.rank == rank).count();
-            assert_eq!((real.in_flight, real.queued), (model.held_by(rank), queued), "{rank:?} now");
             assert_eq!(
-                (real.admitted, real.shed, real.queue_timeouts, real.displaced),
-                (model.counts.admitted[i], model.counts.shed[i], model.counts.queue_timeouts[i], model.counts.displaced[i]),
+                (real.in_flight, real.queued),
+                (model.held_by(rank), queued),
+                "{rank:?} now"
+            );
+            assert_eq!(
+                (
+                    real.admitted,
+                    real.shed,
+                    real.queue_timeouts,
+                    real.displaced
+                ),
+                (
+                    model.counts.admitted[i],
+                    model.counts.shed[i],
+                    model.counts.queue_timeouts[i],
+                    model.counts.displaced[i]
+                ),
                 "{rank:?} counters"
             );
         }
@@ -225,7 +242,13 @@ impl Harness {
                 Standing::Granted | Standing::Displaced => true,
                 Standing::Waiting => waiter.deadline.is_some_and(|at| at <= model.now),
             };
-            assert_eq!(call.waker.count() > call.seen, due, "wake-up of call {} ({:?})", call.id, waiter.standing);
+            assert_eq!(
+                call.waker.count() > call.seen,
+                due,
+                "wake-up of call {} ({:?})",
+                call.id,
+                waiter.standing
+            );
         }
     }
 
@@ -244,7 +267,10 @@ impl Harness {
         let stats = self.admission.stats();
         assert_eq!((stats.in_flight, stats.queued), (0, 0));
         assert_eq!(self.admission.semaphore().active_keys(), 0);
-        assert_eq!(self.admission.semaphore().available_permits(), self.model.limit);
+        assert_eq!(
+            self.admission.semaphore().available_permits(),
+            self.model.limit
+        );
         assert_eq!(self.clock.armed_timers(), 0);
     }
 }
@@ -272,4 +298,3 @@ proptest! {
         run(limit, policy, reserve, &ops);
     }
 }
-

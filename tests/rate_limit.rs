@@ -32,13 +32,22 @@ fn limiter(rate: Rate) -> (RateLimiter<ManualClock>, ManualClock) {
 fn a_key_gets_its_burst_at_once_then_the_steady_rate_with_retry_after_to_the_next_turn() {
     let (limiter, clock) = limiter(Rate::per_second(10).unwrap().with_burst(3).unwrap());
     let key = Key::from("k");
-    let remaining: Vec<u64> = (0..3).map(|_| limiter.check_key(&key).unwrap().remaining()).collect();
+    let remaining: Vec<u64> = (0..3)
+        .map(|_| limiter.check_key(&key).unwrap().remaining())
+        .collect();
     assert_eq!(remaining, [2, 1, 0]);
     let refused = limiter.check_key(&key).unwrap_err();
     assert_eq!(refused.reason(), RateLimitReason::Rate);
-    assert_eq!(refused.retry_after(), Some(100 * MS), "one interval (1 s / 10)");
+    assert_eq!(
+        refused.retry_after(),
+        Some(100 * MS),
+        "one interval (1 s / 10)"
+    );
     clock.advance(40 * MS);
-    assert_eq!(limiter.check_key(&key).unwrap_err().retry_after(), Some(60 * MS));
+    assert_eq!(
+        limiter.check_key(&key).unwrap_err().retry_after(),
+        Some(60 * MS)
+    );
     clock.advance(60 * MS);
     let allowed = limiter.check_key(&key).unwrap();
     assert_eq!((allowed.remaining(), allowed.reset()), (0, 300 * MS));
@@ -60,17 +69,32 @@ fn a_key_gets_its_burst_at_once_then_the_steady_rate_with_retry_after_to_the_nex
 fn per_minute_rates_and_unkeyed_calls_share_one_allowance() {
     let (limiter, clock) = limiter(Rate::per_minute(2).unwrap().with_burst(1).unwrap());
     assert!(limiter.check().is_ok());
-    assert_eq!(limiter.check().unwrap_err().retry_after(), Some(Duration::from_secs(30)));
+    assert_eq!(
+        limiter.check().unwrap_err().retry_after(),
+        Some(Duration::from_secs(30))
+    );
     clock.advance(Duration::from_secs(30));
     assert!(limiter.check().is_ok());
-    assert!(limiter.check_key(&Key::from("a")).is_ok(), "a key has its own allowance");
-    assert_eq!(limiter.stats().keys, 1, "the unkeyed allowance is not a key");
+    assert!(
+        limiter.check_key(&Key::from("a")).is_ok(),
+        "a key has its own allowance"
+    );
+    assert_eq!(
+        limiter.stats().keys,
+        1,
+        "the unkeyed allowance is not a key"
+    );
 }
 
 #[test]
 fn a_limited_key_is_never_refreshed_by_churn_through_ten_times_max_keys_other_keys() {
     const MAX_KEYS: usize = 10;
-    let rate = Rate::per_second(1).unwrap().with_burst(1).unwrap().with_max_keys(MAX_KEYS).unwrap();
+    let rate = Rate::per_second(1)
+        .unwrap()
+        .with_burst(1)
+        .unwrap()
+        .with_max_keys(MAX_KEYS)
+        .unwrap();
     let (limiter, clock) = limiter(rate);
     let victim = Key::from("victim");
     let mut last_allowed = None;
@@ -99,41 +123,90 @@ fn a_limited_key_is_never_refreshed_by_churn_through_ten_times_max_keys_other_ke
         assert!(limiter.stats().keys <= MAX_KEYS);
         clock.advance(10 * MS);
     }
-    assert!(churned >= 10 * MAX_KEYS, "{churned} keys went through the table");
+    assert!(
+        churned >= 10 * MAX_KEYS,
+        "{churned} keys went through the table"
+    );
     let stats = limiter.stats();
-    assert_eq!(stats.keys_refused, churn_refused, "every refused new key is counted");
-    assert!(churn_refused > 0, "the table was full of limited keys at times");
-    assert_eq!(stats.limited, stats.keys_refused + (2_000 - 20), "the victim: 20 of 2000 allowed");
+    assert_eq!(
+        stats.keys_refused, churn_refused,
+        "every refused new key is counted"
+    );
+    assert!(
+        churn_refused > 0,
+        "the table was full of limited keys at times"
+    );
+    assert_eq!(
+        stats.limited,
+        stats.keys_refused + (2_000 - 20),
+        "the victim: 20 of 2000 allowed"
+    );
 }
 
 #[test]
 fn a_full_table_of_limited_keys_refuses_a_new_key_until_the_first_one_recovers() {
-    let rate = Rate::per_second(1).unwrap().with_burst(1).unwrap().with_max_keys(2).unwrap();
+    let rate = Rate::per_second(1)
+        .unwrap()
+        .with_burst(1)
+        .unwrap()
+        .with_max_keys(2)
+        .unwrap();
     let (limiter, clock) = limiter(rate);
     assert!(limiter.check_key(&Key::from("a")).is_ok());
     clock.advance(300 * MS);
     assert!(limiter.check_key(&Key::from("b")).is_ok());
     let refused = limiter.check_key(&Key::from("c")).unwrap_err();
-    assert_eq!(refused.retry_after(), Some(700 * MS), "until 'a' has recovered");
-    assert!(limiter.check_key(&Key::from("a")).is_err(), "'a' is still limited");
+    assert_eq!(
+        refused.retry_after(),
+        Some(700 * MS),
+        "until 'a' has recovered"
+    );
+    assert!(
+        limiter.check_key(&Key::from("a")).is_err(),
+        "'a' is still limited"
+    );
     clock.advance(700 * MS);
-    assert!(limiter.check_key(&Key::from("c")).is_ok(), "'a' recovered and made room");
-    assert!(limiter.check_key(&Key::from("b")).is_err(), "'b' kept its state");
+    assert!(
+        limiter.check_key(&Key::from("c")).is_ok(),
+        "'a' recovered and made room"
+    );
+    assert!(
+        limiter.check_key(&Key::from("b")).is_err(),
+        "'b' kept its state"
+    );
 }
 
 #[test]
 fn the_layer_sheds_with_retry_after_or_waits_for_the_turn_and_gives_it_back_when_dropped() {
     let clock = ManualClock::new();
     let echo = tower::service_fn(|x: u32| std::future::ready(Ok::<_, std::convert::Infallible>(x)));
-    let shed = RateLimitLayer::new(RateLimiter::new(Rate::per_second(10).unwrap().with_burst(1).unwrap(), clock.clone()))
-        .layer(echo);
-    assert_eq!(futures::executor::block_on(shed.clone().oneshot(1)).unwrap(), 1);
+    let shed = RateLimitLayer::new(RateLimiter::new(
+        Rate::per_second(10).unwrap().with_burst(1).unwrap(),
+        clock.clone(),
+    ))
+    .layer(echo);
+    assert_eq!(
+        futures::executor::block_on(shed.clone().oneshot(1)).unwrap(),
+        1
+    );
     let error = futures::executor::block_on(shed.clone().oneshot(2)).unwrap_err();
-    assert_eq!(downcast::<RateLimited>(&error).retry_after(), Some(100 * MS));
+    assert_eq!(
+        downcast::<RateLimited>(&error).retry_after(),
+        Some(100 * MS)
+    );
 
-    let limiter = RateLimiter::new(Rate::per_second(10).unwrap().with_burst(1).unwrap(), clock.clone());
-    let wait = RateLimitLayer::new(limiter.clone()).wait_at_most(150 * MS).unwrap().layer(echo);
-    assert!(matches!(poll_once(&mut wait.clone().oneshot(1)), Poll::Ready(Ok(1))));
+    let limiter = RateLimiter::new(
+        Rate::per_second(10).unwrap().with_burst(1).unwrap(),
+        clock.clone(),
+    );
+    let wait = RateLimitLayer::new(limiter.clone())
+        .wait_at_most(150 * MS)
+        .unwrap()
+        .layer(echo);
+    assert!(matches!(
+        poll_once(&mut wait.clone().oneshot(1)),
+        Poll::Ready(Ok(1))
+    ));
     let mut second = wait.clone().oneshot(2); // its turn: in 100 ms
     assert!(poll_once(&mut second).is_pending());
     let mut third = wait.clone().oneshot(3); // in 200 ms: over the bound
@@ -141,12 +214,18 @@ fn the_layer_sheds_with_retry_after_or_waits_for_the_turn_and_gives_it_back_when
         Poll::Ready(Err(error)) => error,
         other => panic!("expected a refusal, got {other:?}"),
     };
-    assert_eq!(downcast::<RateLimited>(&error).retry_after(), Some(200 * MS));
+    assert_eq!(
+        downcast::<RateLimited>(&error).retry_after(),
+        Some(200 * MS)
+    );
     let mut fourth = wait.clone().oneshot(4); // in 200 ms too: refused as well
     assert!(matches!(poll_once(&mut fourth), Poll::Ready(Err(_))));
     drop(second); // gives its turn back
     let mut fifth = wait.clone().oneshot(5);
-    assert!(poll_once(&mut fifth).is_pending(), "it took the turn given back");
+    assert!(
+        poll_once(&mut fifth).is_pending(),
+        "it took the turn given back"
+    );
     clock.advance(99 * MS);
     assert!(poll_once(&mut fifth).is_pending());
     clock.advance(MS);
@@ -162,11 +241,22 @@ fn an_admission_checks_the_rate_before_the_limit_and_counts_429s() {
     let call = || Call::default().with_key("tenant");
     let held = futures::executor::block_on(admission.admit_call(call())).unwrap();
     let shed = futures::executor::block_on(admission.admit_call(call())).unwrap_err();
-    assert!(shed.overloaded().is_some(), "within its rate, over the limit: 503");
+    assert!(
+        shed.overloaded().is_some(),
+        "within its rate, over the limit: 503"
+    );
     let limited = futures::executor::block_on(admission.admit_call(call())).unwrap_err();
-    let AdmitError::RateLimited(limited) = limited else { panic!("expected a 429, got {limited:?}") };
-    assert_eq!((limited.reason().as_str(), limited.retry_after()), ("rate", Some(Duration::from_secs(1))));
-    assert!(admission.try_admit().is_none(), "try_admit never skips the rate limit");
+    let AdmitError::RateLimited(limited) = limited else {
+        panic!("expected a 429, got {limited:?}")
+    };
+    assert_eq!(
+        (limited.reason().as_str(), limited.retry_after()),
+        ("rate", Some(Duration::from_secs(1)))
+    );
+    assert!(
+        admission.try_admit().is_none(),
+        "try_admit never skips the rate limit"
+    );
     let stats = admission.stats();
     assert_eq!((stats.admitted, stats.shed, stats.rate_limited), (1, 1, 1));
     drop(held);

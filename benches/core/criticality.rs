@@ -54,33 +54,60 @@ pub(crate) fn admission(n: u64) -> Group {
     let keyed = Call::new(Criticality::Sheddable).with_key("tenant-1");
     let cases = vec![
         Case::new("plain: try_admit(), no reserve", move |rt, n| {
-            let admission = Admission::with_options(LIMIT, Policy::Shed, Options::new(), ManualClock::new()).unwrap();
+            let admission =
+                Admission::with_options(LIMIT, Policy::Shed, Options::new(), ManualClock::new())
+                    .unwrap();
             timed(rt, async { try_loop(&admission, None, n) }, n)
         }),
-        Case::new("criticality: try_admit_as(Sheddable), reserve", move |rt, n| {
-            let admission = with_reserve();
-            timed(rt, async { try_loop(&admission, Some(Criticality::Sheddable), n) }, n)
-        }),
-        Case::new("criticality: try_admit_as(Critical), reserve", move |rt, n| {
-            let admission = with_reserve();
-            timed(rt, async { try_loop(&admission, Some(Criticality::Critical), n) }, n)
-        }),
-        Case::new("criticality: try_admit() (default), reserve", move |rt, n| {
-            let admission = with_reserve();
-            timed(rt, async { try_loop(&admission, None, n) }, n)
-        }),
+        Case::new(
+            "criticality: try_admit_as(Sheddable), reserve",
+            move |rt, n| {
+                let admission = with_reserve();
+                timed(
+                    rt,
+                    async { try_loop(&admission, Some(Criticality::Sheddable), n) },
+                    n,
+                )
+            },
+        ),
+        Case::new(
+            "criticality: try_admit_as(Critical), reserve",
+            move |rt, n| {
+                let admission = with_reserve();
+                timed(
+                    rt,
+                    async { try_loop(&admission, Some(Criticality::Critical), n) },
+                    n,
+                )
+            },
+        ),
+        Case::new(
+            "criticality: try_admit() (default), reserve",
+            move |rt, n| {
+                let admission = with_reserve();
+                timed(rt, async { try_loop(&admission, None, n) }, n)
+            },
+        ),
         Case::new("plain: admit() polled once, no reserve", move |rt, n| {
-            let admission = Admission::with_options(LIMIT, Policy::Shed, Options::new(), ManualClock::new()).unwrap();
+            let admission =
+                Admission::with_options(LIMIT, Policy::Shed, Options::new(), ManualClock::new())
+                    .unwrap();
             timed(rt, async { admit_loop(&admission, None, n) }, n)
         }),
-        Case::new("criticality: admit_call(Sheddable) polled once", move |rt, n| {
-            let admission = with_reserve();
-            timed(rt, async { admit_loop(&admission, Some(&sheddable), n) }, n)
-        }),
-        Case::new("keyed: admit_call(Sheddable, key) polled once", move |rt, n| {
-            let admission = with_reserve();
-            timed(rt, async { admit_loop(&admission, Some(&keyed), n) }, n)
-        }),
+        Case::new(
+            "criticality: admit_call(Sheddable) polled once",
+            move |rt, n| {
+                let admission = with_reserve();
+                timed(rt, async { admit_loop(&admission, Some(&sheddable), n) }, n)
+            },
+        ),
+        Case::new(
+            "keyed: admit_call(Sheddable, key) polled once",
+            move |rt, n| {
+                let admission = with_reserve();
+                timed(rt, async { admit_loop(&admission, Some(&keyed), n) }, n)
+            },
+        ),
     ];
     Group {
         title: "4. criticality path vs plain path: Admission, limit 64, take + give back",
@@ -96,15 +123,20 @@ pub(crate) fn admission(n: u64) -> Group {
 pub(crate) fn services(n: u64) -> Group {
     let cases = vec![
         Case::new("plain CL: ConcurrencyLimitLayer::shed(64)", |rt, n| {
-            let mut svc = edgeshed::ConcurrencyLimitLayer::shed(LIMIT).unwrap().layer(inner());
-            timed(rt, drive(&mut svc, n), n)
-        }),
-        Case::new("classified: ClassifiedLimitLayer, closure -> Sheddable", |rt, n| {
-            let mut svc = ClassifiedLimitLayer::new(with_reserve())
-                .read_call_with(|_: &u64| Call::new(Criticality::Sheddable))
+            let mut svc = edgeshed::ConcurrencyLimitLayer::shed(LIMIT)
+                .unwrap()
                 .layer(inner());
             timed(rt, drive(&mut svc, n), n)
         }),
+        Case::new(
+            "classified: ClassifiedLimitLayer, closure -> Sheddable",
+            |rt, n| {
+                let mut svc = ClassifiedLimitLayer::new(with_reserve())
+                    .read_call_with(|_: &u64| Call::new(Criticality::Sheddable))
+                    .layer(inner());
+                timed(rt, drive(&mut svc, n), n)
+            },
+        ),
     ];
     Group {
         title: "5. criticality per request vs the plain layer: ready + call + await, limit 64",

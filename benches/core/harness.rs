@@ -159,7 +159,11 @@ pub(crate) fn short(label: &str) -> &str {
     label.split(':').next().unwrap_or(label).trim()
 }
 
-pub(crate) fn timed<F: Future<Output = u64>>(rt: &tokio::runtime::Runtime, fut: F, expect_ok: u64) -> Sample {
+pub(crate) fn timed<F: Future<Output = u64>>(
+    rt: &tokio::runtime::Runtime,
+    fut: F,
+    expect_ok: u64,
+) -> Sample {
     let delay_before = run_delay();
     let start = Instant::now();
     let ok = rt.block_on(fut);
@@ -172,4 +176,3 @@ pub(crate) fn timed<F: Future<Output = u64>>(rt: &tokio::runtime::Runtime, fut: 
     };
     Sample { wall, waited }
 }
-

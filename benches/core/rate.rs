@@ -49,7 +49,10 @@ const RATE: u32 = 1_000_000_000;
 const BURST: u32 = 1_000_000;
 
 fn ours<C: Clock>(clock: C, keys: u64) -> RateLimiter<C, u64> {
-    let rate = Rate::per_second(u64::from(RATE)).unwrap().with_burst(u64::from(BURST)).unwrap();
+    let rate = Rate::per_second(u64::from(RATE))
+        .unwrap()
+        .with_burst(u64::from(BURST))
+        .unwrap();
     RateLimiter::new(rate.with_max_keys(keys as usize).unwrap(), clock)
 }
 
@@ -66,24 +69,48 @@ pub(crate) fn gcra(n: u64, keys: u64) -> Group {
     let cases = vec![
         Case::new("edgeshed GCRA: check_key, std clock", move |rt, n| {
             let limiter = ours(StdClock(std::time::Instant::now()), keys);
-            timed(rt, async { run(n, keys, |key| limiter.check_key(key).is_ok()) }, n)
+            timed(
+                rt,
+                async { run(n, keys, |key| limiter.check_key(key).is_ok()) },
+                n,
+            )
         }),
         Case::new("governor: check_key, MonotonicClock", move |rt, n| {
             let limiter = governor::RateLimiter::dashmap_with_clock(quota(), MonotonicClock);
-            timed(rt, async { run(n, keys, |key| limiter.check_key(key).is_ok()) }, n)
+            timed(
+                rt,
+                async { run(n, keys, |key| limiter.check_key(key).is_ok()) },
+                n,
+            )
         }),
         Case::new("edgeshed GCRA: check_key, still clock", move |rt, n| {
             let limiter = ours(StillClock, keys);
-            timed(rt, async { run(n, keys, |key| limiter.check_key(key).is_ok()) }, n)
+            timed(
+                rt,
+                async { run(n, keys, |key| limiter.check_key(key).is_ok()) },
+                n,
+            )
         }),
         Case::new("governor: check_key, FakeRelativeClock", move |rt, n| {
-            let limiter = governor::RateLimiter::dashmap_with_clock(quota(), FakeRelativeClock::default());
-            timed(rt, async { run(n, keys, |key| limiter.check_key(key).is_ok()) }, n)
+            let limiter =
+                governor::RateLimiter::dashmap_with_clock(quota(), FakeRelativeClock::default());
+            timed(
+                rt,
+                async { run(n, keys, |key| limiter.check_key(key).is_ok()) },
+                n,
+            )
         }),
-        Case::new("governor: check_key, default clock (quanta)", move |rt, n| {
-            let limiter = governor::RateLimiter::dashmap(quota());
-            timed(rt, async { run(n, keys, |key| limiter.check_key(key).is_ok()) }, n)
-        }),
+        Case::new(
+            "governor: check_key, default clock (quanta)",
+            move |rt, n| {
+                let limiter = governor::RateLimiter::dashmap(quota());
+                timed(
+                    rt,
+                    async { run(n, keys, |key| limiter.check_key(key).is_ok()) },
+                    n,
+                )
+            },
+        ),
     ];
     Group {
         title: if keys == 1_000 {

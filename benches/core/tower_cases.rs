@@ -59,7 +59,6 @@ pub(crate) fn uncontended(n: u64) -> Group {
     }
 }
 
-
 pub(crate) fn contended(m: u64, local: bool) -> Group {
     let cases = vec![
         Case::new("baseline: inner (yields once), no limiter", move |rt, m| {

@@ -125,7 +125,6 @@ pub(crate) fn inner() -> impl Service<u64, Response = u64, Error = Infallible> +
     tower::service_fn(echo)
 }
 
-
 thread_local! {
     static IN_FLIGHT: Cell<usize> = const { Cell::new(0) };
     static PEAK: Cell<usize> = const { Cell::new(0) };

@@ -1,6 +1,6 @@
 //! [`Admit`]: the future of one admission.
 
-use super::{AdmitError, Admission, Call, Queued};
+use super::{Admission, AdmitError, Call, Queued};
 use crate::semaphore::Permit;
 use crate::time::{Clock, Instant};
 use core::fmt;

@@ -1,6 +1,6 @@
 //! The synchronous first step of admission: admit, refuse, or queue.
 
-use super::{AdmitError, Admission, Call, Decision, Policy, QueueDiscipline, Queued};
+use super::{Admission, AdmitError, Call, Decision, Policy, QueueDiscipline, Queued};
 use crate::error::Overloaded;
 use crate::semaphore::{Ask, TryAcquireError};
 use crate::sync::{Arc, Ordering};

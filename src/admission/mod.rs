@@ -271,28 +271,6 @@ impl<C: Clock> Admission<C> {
         self.shared.policy
     }
 
-    /// How the queue orders its waiters.
-    pub fn discipline(&self) -> QueueDiscipline {
-        self.shared.discipline
-    }
-
-    /// The part of the limit kept for higher criticalities.
-    pub fn reserve(&self) -> Reserve {
-        self.shared.semaphore.reserve()
-    }
-
-    /// Keeps `reserve` of the limit for higher criticalities from now on
-    /// (calls in flight are never interrupted; waiters the new reserve lets
-    /// in are admitted at once).
-    pub fn set_reserve(&self, reserve: Reserve) {
-        self.shared.semaphore.set_reserve(reserve);
-    }
-
-    /// The rate limit checked before the concurrency limit, if any.
-    pub fn rate_limiter(&self) -> Option<&RateLimiter<C, Key>> {
-        self.rate.as_ref()
-    }
-
     /// The state shared by the clones.
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared

@@ -1,9 +1,11 @@
 //! [`Options`]: what an [`Admission`](super::Admission) adds to its limit and
 //! policy — a reserve per criticality, a queue discipline, a rate limit.
 
-use super::{Policy, Reserve};
+use super::{Admission, Policy, Reserve};
 use crate::error::{InvalidConfig, Parameter};
-use crate::rate_limit::Rate;
+use crate::rate_limit::{Rate, RateLimiter};
+use crate::time::Clock;
+use crate::Key;
 use core::time::Duration;
 
 /// How the admission queue orders its waiters and how long they may wait.
@@ -123,5 +125,29 @@ impl Options {
             }
         }
         Ok(self)
+    }
+}
+
+impl<C: Clock> Admission<C> {
+    /// How the queue orders its waiters.
+    pub fn discipline(&self) -> QueueDiscipline {
+        self.shared.discipline
+    }
+
+    /// The part of the limit kept for higher criticalities.
+    pub fn reserve(&self) -> Reserve {
+        self.shared.semaphore.reserve()
+    }
+
+    /// Keeps `reserve` of the limit for higher criticalities from now on
+    /// (calls in flight are never interrupted; waiters the new reserve lets
+    /// in are admitted at once).
+    pub fn set_reserve(&self, reserve: Reserve) {
+        self.shared.semaphore.set_reserve(reserve);
+    }
+
+    /// The rate limit checked before the concurrency limit, if any.
+    pub fn rate_limiter(&self) -> Option<&RateLimiter<C, Key>> {
+        self.rate.as_ref()
     }
 }

@@ -31,7 +31,11 @@ impl<C: Clock> Admission<C> {
             rate_limited: self.rate.as_ref().map_or(0, |rate| rate.stats().limited),
             ..Stats::default()
         };
-        let ranks = [Criticality::Sheddable, Criticality::Default, Criticality::Critical];
+        let ranks = [
+            Criticality::Sheddable,
+            Criticality::Default,
+            Criticality::Critical,
+        ];
         let mut ranked = 0;
         for ((rank, queued), handed) in ranks.into_iter().zip(now.queued).zip(now.handed) {
             let class = stats.by_criticality.get_mut(rank);
@@ -52,7 +56,6 @@ impl<C: Clock> Admission<C> {
         stats.by_criticality.default.in_flight = now.in_use.saturating_sub(ranked);
         stats
     }
-
 }
 
 /// A snapshot of an [`Admission`](super::Admission)'s state and counters.

@@ -193,4 +193,3 @@ impl fmt::Display for Closed {
 }
 
 impl std::error::Error for Closed {}
-

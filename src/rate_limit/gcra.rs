@@ -58,7 +58,12 @@ impl Gcra {
 
     /// Reserves the first conforming time at or after `now`, if that is at
     /// most `max_wait` away: the key's new TAT and the time to proceed.
-    pub(super) fn reserve(&self, tat: Option<u64>, now: u64, max_wait: u64) -> Result<(u64, u64), u64> {
+    pub(super) fn reserve(
+        &self,
+        tat: Option<u64>,
+        now: u64,
+        max_wait: u64,
+    ) -> Result<(u64, u64), u64> {
         let tat = tat.map_or(now, |tat| tat.max(now));
         let at = tat.saturating_sub(self.tolerance).max(now);
         if at - now > max_wait {
@@ -83,6 +88,7 @@ impl Gcra {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

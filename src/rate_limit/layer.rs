@@ -72,7 +72,12 @@ impl<S, C: RealClock, R: Clone> Layer<S> for RateLimitLayer<C, R> {
     type Service = RateLimit<S, C, R>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        RateLimit::new(inner, self.limiter.clone(), self.read.clone(), self.max_wait)
+        RateLimit::new(
+            inner,
+            self.limiter.clone(),
+            self.read.clone(),
+            self.max_wait,
+        )
     }
 }
 

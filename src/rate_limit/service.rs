@@ -82,7 +82,9 @@ where
             };
         };
         match limiter.reserve(key.as_ref(), max_wait) {
-            Ok(at) if at <= limiter.clock().now() => ResponseFuture::call(self.inner.clone(), request),
+            Ok(at) if at <= limiter.clock().now() => {
+                ResponseFuture::call(self.inner.clone(), request)
+            }
             Ok(at) => ResponseFuture::wait(limiter, key, at, self.inner.clone(), request),
             Err(limited) => ResponseFuture::refused(limited),
         }

@@ -68,19 +68,30 @@ impl<K: Hash + Eq + Clone> RateTable<K> {
 
     /// Reserves the first time at or after `now`, at most `max_wait` (ns)
     /// ahead, at which a call of `key` conforms; returns that time.
-    pub(super) fn reserve(&mut self, key: Option<&K>, now: u64, max_wait: u64) -> Result<u64, Refusal> {
+    pub(super) fn reserve(
+        &mut self,
+        key: Option<&K>,
+        now: u64,
+        max_wait: u64,
+    ) -> Result<u64, Refusal> {
         let gcra = self.gcra;
         let Some(key) = key else {
-            let (tat, at) = gcra.reserve(self.unkeyed, now, max_wait).map_err(Refusal::OverRate)?;
+            let (tat, at) = gcra
+                .reserve(self.unkeyed, now, max_wait)
+                .map_err(Refusal::OverRate)?;
             self.unkeyed = Some(tat);
             return Ok(at);
         };
         if let Some(tat) = self.tats.get_mut(key) {
-            let (next, at) = gcra.reserve(Some(*tat), now, max_wait).map_err(Refusal::OverRate)?;
+            let (next, at) = gcra
+                .reserve(Some(*tat), now, max_wait)
+                .map_err(Refusal::OverRate)?;
             *tat = next;
             return Ok(at);
         }
-        let (tat, at) = gcra.reserve(None, now, max_wait).map_err(Refusal::OverRate)?;
+        let (tat, at) = gcra
+            .reserve(None, now, max_wait)
+            .map_err(Refusal::OverRate)?;
         self.insert(key, tat, now)?;
         Ok(at)
     }

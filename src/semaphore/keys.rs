@@ -72,7 +72,9 @@ impl KeyTable {
                 }
             }
         };
-        let raw = u32::try_from(index + 1).ok().filter(|&raw| raw <= KeySlot::LIMIT)?;
+        let raw = u32::try_from(index + 1)
+            .ok()
+            .filter(|&raw| raw <= KeySlot::LIMIT)?;
         let slot = KeySlot(NonZeroU32::new(raw)?);
         let entry = self.entries.get_mut(index)?;
         *entry = Some(Entry {
@@ -101,7 +103,9 @@ impl KeyTable {
 
     /// Whether calls of keys other than `slot`'s wait.
     pub(crate) fn others_waiting(&self, slot: Option<KeySlot>) -> bool {
-        let own = slot.and_then(|slot| self.entry(slot)).map_or(0, |e| e.waiting);
+        let own = slot
+            .and_then(|slot| self.entry(slot))
+            .map_or(0, |e| e.waiting);
         self.waiting > own
     }
 
@@ -144,7 +148,11 @@ impl KeyTable {
         let index = slot.index();
         let idle = matches!(
             self.entries.get(index),
-            Some(Some(Entry { holding: 0, waiting: 0, .. }))
+            Some(Some(Entry {
+                holding: 0,
+                waiting: 0,
+                ..
+            }))
         );
         if !idle {
             return;

@@ -10,7 +10,7 @@
 //! of rank `r` that finds more than `keep(r)` permits free overtakes only
 //! less critical waiters, which is what their ranks mean.
 
-use super::locked::Queue;
+use super::queue::Queue;
 use super::TryAcquireError;
 use crate::admission::Criticality;
 use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};

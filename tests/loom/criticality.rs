@@ -17,8 +17,16 @@ use std::time::Duration;
 fn assert_settled<C: edgeshed::time::Clock>(admission: &Admission<C>, limit: usize) {
     let stats = admission.stats();
     assert_eq!((stats.in_flight, stats.queued), (0, 0), "{stats:?}");
-    assert_eq!(admission.semaphore().available_permits(), limit, "permits lost or duplicated");
-    assert_eq!(admission.semaphore().active_keys(), 0, "a key outlived its calls");
+    assert_eq!(
+        admission.semaphore().available_permits(),
+        limit,
+        "permits lost or duplicated"
+    );
+    assert_eq!(
+        admission.semaphore().active_keys(),
+        0,
+        "a key outlived its calls"
+    );
 }
 
 /// Limit 2 with the default reserve: a sheddable call may hold 1 slot.
@@ -76,7 +84,10 @@ fn set_reserve_races_a_sheddable_fast_take() {
         let after = reserved.load(SeqCst);
         let second = admission.try_admit_as(Criticality::Sheddable);
         if after && first.is_some() {
-            assert!(second.is_none(), "a sheddable call got the slot kept for critical ones");
+            assert!(
+                second.is_none(),
+                "a sheddable call got the slot kept for critical ones"
+            );
         }
         drop((first, second));
         setter.join().unwrap();
@@ -95,7 +106,9 @@ fn a_sheddable_take_never_sees_a_raised_limit_with_the_old_keep() {
     model(|| {
         let admission = Admission::shed(3).unwrap();
         admission.set_reserve(Reserve::default());
-        let held: Vec<_> = (0..2).map(|_| admission.try_admit_as(Criticality::Critical).unwrap()).collect();
+        let held: Vec<_> = (0..2)
+            .map(|_| admission.try_admit_as(Criticality::Critical).unwrap())
+            .collect();
         let raiser = {
             let admission = admission.clone();
             thread::spawn(move || admission.semaphore().set_limit(4))
@@ -116,7 +129,8 @@ fn a_sheddable_take_never_sees_a_raised_limit_with_the_old_keep() {
 fn displacement_races_release() {
     model(|| {
         let policy = Policy::queue(1, Duration::from_secs(1));
-        let admission = Admission::with_options(1, policy, Options::new(), ManualClock::new()).unwrap();
+        let admission =
+            Admission::with_options(1, policy, Options::new(), ManualClock::new()).unwrap();
         let held = Held::new(1, 1);
         let holder = admission.try_admit().unwrap();
         let batch = {
@@ -130,7 +144,10 @@ fn displacement_races_release() {
                     }
                     Err(error) => {
                         let cause = error.overloaded().expect("a 503").cause();
-                        assert!(matches!(cause, OverloadCause::Displaced | OverloadCause::Shed));
+                        assert!(matches!(
+                            cause,
+                            OverloadCause::Displaced | OverloadCause::Shed
+                        ));
                     }
                 }
             })
@@ -139,7 +156,8 @@ fn displacement_races_release() {
             let (admission, held) = (admission.clone(), Arc::clone(&held));
             thread::spawn(move || {
                 let call = Call::new(Criticality::Critical);
-                let permit = loom::future::block_on(admission.admit_call(call)).expect("critical gets in");
+                let permit =
+                    loom::future::block_on(admission.admit_call(call)).expect("critical gets in");
                 held.enter();
                 held.release(permit);
             })
@@ -149,7 +167,11 @@ fn displacement_races_release() {
         critical.join().unwrap();
         let stats = admission.stats();
         let batch = stats.by_criticality.sheddable;
-        assert_eq!(batch.admitted + batch.displaced + batch.shed, 1, "{stats:?}");
+        assert_eq!(
+            batch.admitted + batch.displaced + batch.shed,
+            1,
+            "{stats:?}"
+        );
         assert_settled(&admission, 1);
     });
 }

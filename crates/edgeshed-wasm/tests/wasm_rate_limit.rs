@@ -50,16 +50,28 @@ fn by_tenant(tenant: &&'static str) -> Call {
 
 #[wasm_bindgen_test]
 async fn the_rate_limit_layer_sheds_per_key_on_the_js_clock() {
-    let limiter = RateLimiter::new(Rate::per_second(10).unwrap().with_burst(2).unwrap(), JsClock);
-    let mut svc = RateLimitLayer::new(limiter.clone()).read_call_with(by_tenant).layer(Echo);
+    let limiter = RateLimiter::new(
+        Rate::per_second(10).unwrap().with_burst(2).unwrap(),
+        JsClock,
+    );
+    let mut svc = RateLimitLayer::new(limiter.clone())
+        .read_call_with(by_tenant)
+        .layer(Echo);
     assert_eq!(call(&mut svc, "a").await.unwrap(), "a");
     assert_eq!(call(&mut svc, "a").await.unwrap(), "a");
     let error = call(&mut svc, "a").await.unwrap_err();
     let limited = error.downcast_ref::<RateLimited>().expect("a 429");
     assert_eq!(limited.reason(), RateLimitReason::Rate);
     let retry = limited.retry_after().expect("a Retry-After");
-    assert!(retry > Duration::ZERO && retry <= Duration::from_millis(200), "{retry:?}");
-    assert_eq!(call(&mut svc, "b").await.unwrap(), "b", "another key has its own allowance");
+    assert!(
+        retry > Duration::ZERO && retry <= Duration::from_millis(200),
+        "{retry:?}"
+    );
+    assert_eq!(
+        call(&mut svc, "b").await.unwrap(),
+        "b",
+        "another key has its own allowance"
+    );
     let stats = limiter.stats();
     assert_eq!((stats.allowed, stats.limited, stats.keys), (3, 1, 2));
 }
@@ -78,5 +90,8 @@ async fn the_rate_limit_layer_waits_for_the_turn_on_a_js_timer() {
     // The next turn is 50 ms away: the call waits for it on setTimeout.
     assert_eq!(call(&mut svc, "a").await.unwrap(), "a");
     let waited = clock.now().saturating_duration_since(start);
-    assert!(waited >= Duration::from_millis(45), "the second call waited only {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(45),
+        "the second call waited only {waited:?}"
+    );
 }

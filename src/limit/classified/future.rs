@@ -67,19 +67,21 @@ where
                     request,
                 } => {
                     let admitted = ready!(Pin::new(admit).poll(cx));
-                    let (permit, service, request) = match (admitted, service.take(), request.take())
-                    {
-                        (Ok(permit), Some(service), Some(request)) => (permit, service, request),
-                        (admitted, ..) => {
-                            let error = match admitted {
-                                Err(error) => error.into_box_error(),
-                                // Polled again after a panic: never a second call.
-                                Ok(_) => NotReady::new().into(),
-                            };
-                            state.set(State::Done);
-                            return Poll::Ready(Err(error));
-                        }
-                    };
+                    let (permit, service, request) =
+                        match (admitted, service.take(), request.take()) {
+                            (Ok(permit), Some(service), Some(request)) => {
+                                (permit, service, request)
+                            }
+                            (admitted, ..) => {
+                                let error = match admitted {
+                                    Err(error) => error.into_box_error(),
+                                    // Polled again after a panic: never a second call.
+                                    Ok(_) => NotReady::new().into(),
+                                };
+                                state.set(State::Done);
+                                return Poll::Ready(Err(error));
+                            }
+                        };
                     state.set(State::Running {
                         call: Oneshot::new(service, request),
                         permit: Some(permit),

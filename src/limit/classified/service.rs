@@ -80,7 +80,11 @@ where
 
 impl<S: Clone, C: Clock, R: Clone, M> Clone for ClassifiedLimit<S, C, R, M> {
     fn clone(&self) -> Self {
-        Self::new(self.inner.clone(), self.admission.clone(), self.read.clone())
+        Self::new(
+            self.inner.clone(),
+            self.admission.clone(),
+            self.read.clone(),
+        )
     }
 }
 

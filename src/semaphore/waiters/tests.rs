@@ -23,7 +23,9 @@ fn push_as(waiters: &mut Waiters, rank: Criticality) -> Key {
 fn grant_front(waiters: &mut Waiters) -> Option<Option<Waker>> {
     let rank = waiters.top_rank()?;
     let index = waiters.find(rank, false, |_| true)?;
-    waiters.take_out(index, Standing::Granted).map(|(waker, _)| waker)
+    waiters
+        .take_out(index, Standing::Granted)
+        .map(|(waker, _)| waker)
 }
 
 /// Grants every queued waiter in turn; returns the keys (among `keys`) in
@@ -159,7 +161,10 @@ fn the_most_critical_rank_is_served_first_and_fifo_within_it() {
     let critical = push_as(&mut waiters, Criticality::Critical);
     let second = push_as(&mut waiters, Criticality::Default);
     let keys = [shed, first, critical, second];
-    assert_eq!(grant_all(&mut waiters, &keys), [critical, first, second, shed]);
+    assert_eq!(
+        grant_all(&mut waiters, &keys),
+        [critical, first, second, shed]
+    );
 }
 
 #[test]
@@ -169,11 +174,20 @@ fn newest_below_finds_the_newest_waiter_of_the_least_critical_rank_below() {
     let shed_new = push_as(&mut waiters, Criticality::Sheddable);
     let default = push_as(&mut waiters, Criticality::Default);
     let index = |key: Key| key.index;
-    assert_eq!(waiters.newest_below(Criticality::Critical), Some(index(shed_new)));
-    assert_eq!(waiters.newest_below(Criticality::Default), Some(index(shed_new)));
+    assert_eq!(
+        waiters.newest_below(Criticality::Critical),
+        Some(index(shed_new))
+    );
+    assert_eq!(
+        waiters.newest_below(Criticality::Default),
+        Some(index(shed_new))
+    );
     assert_eq!(waiters.newest_below(Criticality::Sheddable), None);
     waiters.free(shed_new).unwrap();
     waiters.free(shed_old).unwrap();
-    assert_eq!(waiters.newest_below(Criticality::Critical), Some(index(default)));
+    assert_eq!(
+        waiters.newest_below(Criticality::Critical),
+        Some(index(default))
+    );
     assert_eq!(waiters.newest_below(Criticality::Default), None);
 }
