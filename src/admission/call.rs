@@ -77,7 +77,7 @@ impl From<Criticality> for Call {
 ///
 /// Implemented for closures `Fn(&Request) -> Call`, for [`Unclassified`]
 /// (every request a default call without a key) and, with the `http`
-/// feature, for [`FromExtensions`] (a `Criticality` and a `Key` found in an
+/// feature, for `FromExtensions` (a `Criticality` and a `Key` found in an
 /// `http::Request`'s extensions).
 pub trait ReadCall<Request> {
     /// The request's criticality and key.

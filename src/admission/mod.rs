@@ -42,7 +42,7 @@
 //! ## Criticality and fair share
 //!
 //! A call may say how much it matters ([`Criticality`]) and who it is for
-//! (a [`Key`](crate::Key)), with [`Admission::admit_call`]. Under overload a
+//! (a [`Key`]), with [`Admission::admit_call`]. Under overload a
 //! call is refused only when every call of a lower criticality would be
 //! refused too: a [`Reserve`] keeps part of the limit for the higher ones,
 //! the queue serves them first, and a full queue lets an arrival displace the

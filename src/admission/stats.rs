@@ -10,7 +10,7 @@ impl<C: Clock> Admission<C> {
     /// `in_flight`, `queued` and `limit` are read together, under one lock
     /// acquisition, so they all held at one instant: without a reserve
     /// `queued > 0` implies `in_flight >= limit`, and `in_flight > limit`
-    /// only for a while after [`set_limit`](Semaphore::set_limit) lowered the
+    /// only for a while after [`set_limit`](crate::semaphore::Semaphore::set_limit) lowered the
     /// limit below the permits out (they are retired as they come back). The
     /// counters are read just after; each only ever grows, and one may trail
     /// `in_flight` by a request that is being admitted at that very moment.

@@ -7,7 +7,7 @@
 //! can never overtake the queue.
 //!
 //! The semaphore also carries what an [`Admission`](crate::admission::Admission)
-//! builds on: a [`Reserve`] that keeps part of the limit for more critical
+//! builds on: a [`Reserve`](crate::admission::Reserve) that keeps part of the limit for more critical
 //! calls, a queue that serves the most critical waiters first (FIFO within a
 //! criticality, or newest first while a codel queue stands), displacement of
 //! the newest least critical waiter from a full queue, and a fair share of
@@ -206,7 +206,7 @@ impl Semaphore {
     ///
     /// Raising the limit wakes waiters at once. Lowering it takes free
     /// permits away first; permits still out are retired as they come back,
-    /// so in-flight work is never interrupted. A [`Reserve`] follows the new
+    /// so in-flight work is never interrupted. A [`Reserve`](crate::admission::Reserve) follows the new
     /// limit at once.
     pub fn set_limit(&self, limit: usize) {
         let limit = limit.min(Self::MAX_PERMITS);

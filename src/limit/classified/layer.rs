@@ -13,7 +13,7 @@ use tower_layer::Layer;
 /// [`new`](Self::new) treats every request as a default call without a key;
 /// say how to read a request with [`read_call_with`](Self::read_call_with)
 /// (a closure `Fn(&Request) -> Call`, or any [`ReadCall`](crate::admission::ReadCall)),
-/// or, with the `http` feature, [`from_extensions`](Self::from_extensions).
+/// or, with the `http` feature, `from_extensions()`.
 pub struct ClassifiedLimitLayer<C: Clock, R = Unclassified, M = ReleaseOnCompletion> {
     admission: Admission<C>,
     read: R,
