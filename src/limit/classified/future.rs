@@ -1,4 +1,4 @@
-use crate::admission::Admit;
+use crate::admission::{AdmitError, Decision, Queued};
 use crate::error::{BoxError, NotReady};
 use crate::limit::concurrency::Release;
 use crate::oneshot::Oneshot;
@@ -14,7 +14,8 @@ use tower_service::Service;
 
 pin_project! {
     /// Response future of [`ClassifiedLimit`](super::ClassifiedLimit): the
-    /// request's admission, then the inner call with the permit held.
+    /// request's wait in the queue (if it had to wait), then the inner call
+    /// with the permit held.
     ///
     /// Dropping it while admitting leaves the queue; dropping it later
     /// returns the permit (or, with [`Release`], the response carries it).
@@ -29,20 +30,43 @@ pin_project! {
 pin_project! {
     #[project = StateProj]
     enum State<S: Service<Request>, Request, C: Clock> {
-        Admitting { admit: Admit<C>, service: Option<S>, request: Option<Request> },
+        Queued { queued: Queued<C::Sleep>, service: Option<S>, request: Option<Request> },
         Running { #[pin] call: Oneshot<S, Request>, permit: Option<Permit> },
+        Refused { error: AdmitError },
         Done,
     }
 }
 
 impl<S: Service<Request>, Request, C: Clock, M> ResponseFuture<S, Request, C, M> {
-    pub(crate) fn new(admit: Admit<C>, service: S, request: Request) -> Self {
+    /// The call, admitted at once with `permit`.
+    #[inline]
+    pub(crate) fn admitted(permit: Permit, service: S, request: Request) -> Self {
         Self {
-            state: State::Admitting {
-                admit,
+            state: State::Running {
+                call: Oneshot::new(service, request),
+                permit: Some(permit),
+            },
+            _release: PhantomData,
+        }
+    }
+
+    /// The call, as its admission was decided in `call`: admitted at once,
+    /// queued, or refused.
+    pub(crate) fn new(decision: Decision<C::Sleep>, service: S, request: Request) -> Self {
+        let state = match decision {
+            Decision::Admitted(permit) => State::Running {
+                call: Oneshot::new(service, request),
+                permit: Some(permit),
+            },
+            Decision::Queued(queued) => State::Queued {
+                queued,
                 service: Some(service),
                 request: Some(request),
             },
+            Decision::Rejected(error) => State::Refused { error },
+        };
+        Self {
+            state,
             _release: PhantomData,
         }
     }
@@ -61,12 +85,17 @@ where
         let mut state = self.project().state;
         loop {
             match state.as_mut().project() {
-                StateProj::Admitting {
-                    admit,
+                StateProj::Refused { error } => {
+                    let error = error.into_box_error();
+                    state.set(State::Done);
+                    return Poll::Ready(Err(error));
+                }
+                StateProj::Queued {
+                    queued,
                     service,
                     request,
                 } => {
-                    let admitted = ready!(Pin::new(admit).poll(cx));
+                    let admitted = ready!(queued.poll_admit(cx));
                     let (permit, service, request) =
                         match (admitted, service.take(), request.take()) {
                             (Ok(permit), Some(service), Some(request)) => {

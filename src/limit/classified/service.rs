@@ -73,8 +73,17 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         let call = self.read.read_call(&request);
-        let admit = self.admission.admit_call(call);
-        ResponseFuture::new(admit, self.inner.clone(), request)
+        // The common case first: a call without a key admitted at once, on
+        // the lock-free path (no rate limit to check).
+        if call.key().is_none() {
+            if let Some(permit) = self.admission.try_admit_as(call.criticality()) {
+                return ResponseFuture::admitted(permit, self.inner.clone(), request);
+            }
+        }
+        // Decided now (counted, queued in arrival order); a wait is polled,
+        // and its timer armed, by the response future.
+        let decision = self.admission.decide(call, None);
+        ResponseFuture::new(decision, self.inner.clone(), request)
     }
 }
 
