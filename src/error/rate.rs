@@ -56,15 +56,23 @@ impl fmt::Display for RateLimitReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RateLimited {
     reason: RateLimitReason,
-    retry_after: Option<Duration>,
+    /// Whole milliseconds, rounded up (never earlier than allowed);
+    /// `NO_TIME` for none. Eight bytes in all keep `AdmitError`, and the
+    /// response futures that carry one, as small as before it existed.
+    retry_after_ms: u32,
 }
 
+/// `retry_after_ms` when no time is known.
+const NO_TIME: u32 = u32::MAX;
+
 impl RateLimited {
-    /// Over the rate limit; the call would conform after `retry_after`.
-    pub const fn rate(retry_after: Duration) -> Self {
+    /// Over the rate limit; the call would conform after `retry_after`
+    /// (kept in whole milliseconds, rounded up; at most about 49 days).
+    pub fn rate(retry_after: Duration) -> Self {
+        let nanos = retry_after.as_nanos().div_ceil(1_000_000);
         Self {
             reason: RateLimitReason::Rate,
-            retry_after: Some(retry_after),
+            retry_after_ms: u32::try_from(nanos).map_or(NO_TIME - 1, |ms| ms.min(NO_TIME - 1)),
         }
     }
 
@@ -73,7 +81,7 @@ impl RateLimited {
     pub const fn fair_share() -> Self {
         Self {
             reason: RateLimitReason::FairShare,
-            retry_after: None,
+            retry_after_ms: NO_TIME,
         }
     }
 
@@ -83,9 +91,14 @@ impl RateLimited {
     }
 
     /// How long until the call would be allowed, if that is known (a rate
-    /// limit's earliest allowed time; `None` for the fair share).
+    /// limit's earliest allowed time, in whole milliseconds rounded up;
+    /// `None` for the fair share).
     pub const fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
+        if self.retry_after_ms == NO_TIME {
+            None
+        } else {
+            Some(Duration::from_millis(self.retry_after_ms as u64))
+        }
     }
 }
 

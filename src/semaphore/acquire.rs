@@ -62,7 +62,7 @@ impl Acquire {
                 Err(Miss::NoPermits | Miss::Locked) => {}
             }
         }
-        let inner = &semaphore.inner;
+        let inner = semaphore.inner();
         let entered = {
             let mut queue = lock(&inner.queue);
             inner.enqueue_locked(&mut queue, &self.ask, cx.waker())
@@ -82,7 +82,7 @@ impl Acquire {
 
     /// A later poll: still waiting, or the outcome someone else decided.
     fn wait(&mut self, place: Place, cx: &mut Context<'_>) -> Poll<Result<Permit, AcquireError>> {
-        let inner = &self.semaphore.inner;
+        let inner = self.semaphore.inner();
         let mut queue = lock(&inner.queue);
         let error = match queue.waiters.standing_mut(place) {
             Some(Standing::Waiting(waker)) => {
@@ -135,7 +135,7 @@ impl Drop for Acquire {
         let Some(place) = self.place.take() else {
             return;
         };
-        let inner = &self.semaphore.inner;
+        let inner = self.semaphore.inner();
         let waker = {
             let mut queue = lock(&inner.queue);
             let waker = match queue.waiters.free(place) {

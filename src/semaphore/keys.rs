@@ -14,21 +14,8 @@ const FLOOR: usize = 32;
 pub(crate) struct KeySlot(NonZeroU32);
 
 impl KeySlot {
-    /// Slots fit in 30 bits, so that a permit packs one with its rank into a `u32`.
-    pub(crate) const LIMIT: u32 = (1 << 30) - 1;
-
     fn index(self) -> usize {
         (self.0.get() - 1) as usize
-    }
-
-    /// The slot as a number from 1 to [`LIMIT`](Self::LIMIT).
-    pub(crate) fn raw(self) -> u32 {
-        self.0.get()
-    }
-
-    /// The slot of a number made by [`raw`](Self::raw); `None` for 0.
-    pub(crate) fn from_raw(raw: u32) -> Option<Self> {
-        NonZeroU32::new(raw).map(Self)
     }
 }
 
@@ -56,7 +43,7 @@ impl KeyTable {
 
     /// The slot of `key`, made if needed (then it counts nothing yet: the
     /// caller counts a permit or a wait at once, or calls [`forget_idle`](Self::forget_idle)).
-    /// `None` only if the table cannot grow (2^30 keys at once; the call is
+    /// `None` only if the table cannot grow (2^32 keys at once; the call is
     /// then admitted as one without a key).
     pub(crate) fn slot(&mut self, key: &Key) -> Option<KeySlot> {
         if let Some(slot) = self.get(key) {
@@ -72,10 +59,7 @@ impl KeyTable {
                 }
             }
         };
-        let raw = u32::try_from(index + 1)
-            .ok()
-            .filter(|&raw| raw <= KeySlot::LIMIT)?;
-        let slot = KeySlot(NonZeroU32::new(raw)?);
+        let slot = KeySlot(NonZeroU32::new(u32::try_from(index + 1).ok()?)?);
         let entry = self.entries.get_mut(index)?;
         *entry = Some(Entry {
             key: key.clone(),

@@ -48,6 +48,8 @@ pub use acquire::Acquire;
 pub use error::{AcquireError, TryAcquireError};
 pub use permit::Permit;
 
+use permit::Handle;
+
 pub(crate) use acquire::Ask;
 
 use crate::admission::Criticality;
@@ -62,7 +64,15 @@ use state::{Inner, ONE};
 /// Clones share the same permits.
 #[derive(Clone)]
 pub struct Semaphore {
+    shared: Arc<Shared>,
+}
+
+/// The state, and one handle per criticality for the permits without a key
+/// (see [`Permit`]: a permit is one pointer, as a plain semaphore's is).
+/// Behind one `Arc`, so that cloning a semaphore costs one count.
+struct Shared {
     inner: Arc<Inner>,
+    handles: [Arc<Handle>; 3],
 }
 
 /// What [`Semaphore::snapshot`] read at one instant.
@@ -84,8 +94,15 @@ impl Semaphore {
 
     /// A semaphore with `permits` permits (at most [`MAX_PERMITS`](Self::MAX_PERMITS)).
     pub fn new(permits: usize) -> Self {
+        let inner = Arc::new(Inner::new(permits.min(Self::MAX_PERMITS)));
+        let handle = |rank| Arc::new(Handle::new(Arc::clone(&inner), rank, None));
+        let handles = [
+            handle(Criticality::Sheddable),
+            handle(Criticality::Default),
+            handle(Criticality::Critical),
+        ];
         Self {
-            inner: Arc::new(Inner::new(permits.min(Self::MAX_PERMITS))),
+            shared: Arc::new(Shared { inner, handles }),
         }
     }
 
@@ -120,24 +137,24 @@ impl Semaphore {
     /// Closes the semaphore: every waiter and every later acquire fails with
     /// `Closed`. Permits already out stay valid and still come back.
     pub fn close(&self) {
-        let wakers = self.inner.close_locked(&mut lock(&self.inner.queue));
+        let wakers = self.inner().close_locked(&mut lock(&self.inner().queue));
         // Woken outside the lock.
         wakers.into_iter().for_each(Waker::wake);
     }
 
     /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
-        self.inner.is_closed()
+        self.inner().is_closed()
     }
 
     /// Permits free right now.
     pub fn available_permits(&self) -> usize {
-        self.inner.available()
+        self.inner().available()
     }
 
     /// Callers queued for a permit right now.
     pub fn waiters(&self) -> usize {
-        lock(&self.inner.queue).waiters.len()
+        lock(&self.inner().queue).waiters.len()
     }
 
     /// How many queue entries the waiter queue's storage has room for right
@@ -146,7 +163,7 @@ impl Semaphore {
     /// stable API.
     #[doc(hidden)]
     pub fn queue_capacity(&self) -> usize {
-        let queue = lock(&self.inner.queue);
+        let queue = lock(&self.inner().queue);
         queue.waiters.capacity() + queue.keys.capacity()
     }
 
@@ -154,12 +171,12 @@ impl Semaphore {
     /// calls waiting). Test support for the memory contract; not a stable API.
     #[doc(hidden)]
     pub fn active_keys(&self) -> usize {
-        lock(&self.inner.queue).keys.active()
+        lock(&self.inner().queue).keys.active()
     }
 
     /// The configured number of permits.
     pub fn limit(&self) -> usize {
-        lock(&self.inner.queue).limit
+        lock(&self.inner().queue).limit
     }
 
     /// Permits currently held (including those handed to a waiter that has
@@ -181,8 +198,8 @@ impl Semaphore {
     /// `in_use` exceeds `limit` only by permits still out after the limit
     /// was lowered.
     pub(crate) fn snapshot(&self) -> Snapshot {
-        let queue = lock(&self.inner.queue);
-        let available = self.inner.available();
+        let queue = lock(&self.inner().queue);
+        let available = self.inner().available();
         let of = |rank| queue.waiters.len_of(rank);
         let handed = |rank| queue.handed(rank);
         Snapshot {
@@ -211,14 +228,32 @@ impl Semaphore {
     pub fn set_limit(&self, limit: usize) {
         let limit = limit.min(Self::MAX_PERMITS);
         let wakers = self
-            .inner
-            .set_limit_locked(&mut lock(&self.inner.queue), limit);
+            .inner()
+            .set_limit_locked(&mut lock(&self.inner().queue), limit);
         // Woken outside the lock.
         wakers.into_iter().for_each(Waker::wake);
     }
 
+    /// The state behind the lock and the atomic word.
+    #[inline(always)]
+    fn inner(&self) -> &Arc<Inner> {
+        &self.shared.inner
+    }
+
     pub(crate) fn permit(&self, rank: Criticality, key: Option<KeySlot>) -> Permit {
-        Permit::new(Arc::clone(&self.inner), rank, key)
+        let handle = match key {
+            None => {
+                let [sheddable, default, critical] = &self.shared.handles;
+                Arc::clone(match rank {
+                    Criticality::Sheddable => sheddable,
+                    Criticality::Default => default,
+                    Criticality::Critical => critical,
+                })
+            }
+            // Keyed permits (on the locked path anyway) get a handle of their own.
+            Some(_) => Arc::new(Handle::new(Arc::clone(self.inner()), rank, key)),
+        };
+        Permit::new(handle)
     }
 }
 

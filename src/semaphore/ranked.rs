@@ -39,9 +39,9 @@ impl Semaphore {
         rank: Criticality,
         key: Option<&Key>,
     ) -> Result<Permit, TryAcquireError> {
-        let mut queue = lock(&self.inner.queue);
+        let mut queue = lock(&self.inner().queue);
         let slot = key.and_then(|key| queue.keys.slot(key));
-        let taken = self.inner.take_above(queue.keep(rank));
+        let taken = self.inner().take_above(queue.keep(rank));
         match (taken, slot) {
             (Ok(()), slot) => {
                 if let Some(slot) = slot {
@@ -67,19 +67,19 @@ impl Semaphore {
     /// The lock-free take.
     #[inline]
     pub(super) fn take_fast(&self, rank: Criticality) -> Result<Permit, Miss> {
-        self.inner.try_take(rank)?;
+        self.inner().try_take(rank)?;
         Ok(self.permit(rank, None))
     }
 
     /// Permits of sheddable or critical calls returned so far (0 for default
     /// calls, which are not counted: their permits out are the rest).
     pub(crate) fn returned(&self, rank: Criticality) -> u64 {
-        self.inner.returned(rank)
+        self.inner().returned(rank)
     }
 
     /// Waiters of `rank` displaced from a full queue so far.
     pub(crate) fn displaced(&self, rank: Criticality) -> u64 {
-        self.inner
+        self.inner()
             .displaced
             .get(rank.index())
             .map_or(0, |count| count.load(crate::sync::Ordering::Relaxed))
@@ -89,21 +89,21 @@ impl Semaphore {
     /// waiters that may take a permit under the new reserve get one at once.
     pub(crate) fn set_reserve(&self, reserve: Reserve) {
         let wakers = self
-            .inner
-            .set_reserve_locked(&mut lock(&self.inner.queue), reserve);
+            .inner()
+            .set_reserve_locked(&mut lock(&self.inner().queue), reserve);
         wakers.into_iter().for_each(Waker::wake);
     }
 
     /// The reserve in force.
     pub(crate) fn reserve(&self) -> Reserve {
-        lock(&self.inner.queue).reserve()
+        lock(&self.inner().queue).reserve()
     }
 
     /// Codel's test: whether the queue has stood (never emptied) for longer
     /// than `interval` at `now`. If so it is served newest first from now on,
     /// until it drains.
     pub(crate) fn standing(&self, now: Instant, interval: Duration) -> bool {
-        self.inner
-            .standing_locked(&mut lock(&self.inner.queue), now, interval)
+        self.inner()
+            .standing_locked(&mut lock(&self.inner().queue), now, interval)
     }
 }
