@@ -17,15 +17,18 @@
 //! | module | what it does |
 //! |---|---|
 //! | [`semaphore`] | FIFO-fair, cancellation-safe async semaphore with owned permits |
-//! | [`admission`] | a shared limit plus its [`Policy`]: wait, shed or bounded queue |
-//! | [`limit`] | [`ConcurrencyLimit`] service and layers; [`AdaptiveLimitLayer`]: the limit follows the origin (AIMD, Gradient2, Vegas) |
+//! | [`admission`] | a shared limit plus its [`Policy`]: wait, shed or bounded queue; per call a [`Criticality`] (reserves, queue order, displacement) and a [`Key`] (fair share); codel |
+//! | [`limit`] | [`ConcurrencyLimit`] service and layers; [`ClassifiedLimitLayer`]: admission per request (criticality and key read from it); [`AdaptiveLimitLayer`]: the limit follows the origin (AIMD, Gradient2, Vegas) |
+//! | [`rate_limit`] | [`RateLimiter`] (GCRA per key, on the injected clock, bounded key table) and [`RateLimitLayer`] |
 //! | [`load_shed`] | [`LoadShed`]: reject when the inner service is not ready |
 //! | [`deadline`] | [`Deadline`](deadline::Deadline): one budget for readiness wait + call |
 //! | [`time`] | the injected [`Clock`](time::Clock), a [`ManualClock`](time::ManualClock) for tests, `TokioClock` (feature `tokio`) |
 //! | `http_body` | `PermitBody`: the permit lives as long as an `http::Response`'s body (feature `http-body`) |
 //!
-//! Optional features, both off by default: `tokio` ships
-//! `time::TokioClock`; `http-body` ships `http_body::PermitBody` and
+//! Optional features, all off by default: `tokio` ships
+//! `time::TokioClock`; `http` reads a request's criticality and key from
+//! `http::Request` extensions (`admission::FromExtensions`); `http-body`
+//! (with `http`) ships `http_body::PermitBody` and
 //! `ConcurrencyLimitLayer::hold_permit_in_body`. (The `js` and `worker`
 //! features build the npm package and the edge worker on wasm32; they do
 //! nothing for a native build.)
@@ -91,18 +94,24 @@ pub mod error;
 #[cfg(feature = "http-body")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http-body")))]
 pub mod http_body;
+mod key;
 pub mod limit;
 pub mod load_shed;
+mod oneshot;
+pub mod rate_limit;
 pub mod semaphore;
 mod sync;
 pub mod time;
 
-pub use admission::{Admission, Policy, Stats};
-pub use error::{BoxError, Expired, InvalidConfig, Overloaded};
+pub use admission::{Admission, Call, Criticality, Policy, Reserve, Stats};
+pub use error::{BoxError, Expired, InvalidConfig, Overloaded, RateLimited};
+pub use key::Key;
 pub use limit::{
-    AdaptiveLimitLayer, ConcurrencyLimit, ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer,
+    AdaptiveLimitLayer, ClassifiedLimit, ClassifiedLimitLayer, ConcurrencyLimit,
+    ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer,
 };
 pub use load_shed::{LoadShed, LoadShedLayer};
+pub use rate_limit::{RateLimitLayer, RateLimiter};
 
 /// The README's and the Rust reference's (docs/rust.md) examples, compiled
 /// and run as doc tests.

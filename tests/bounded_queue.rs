@@ -213,6 +213,10 @@ fn stats_count_admitted_shed_and_timeouts_exactly() {
     (expected.in_flight, expected.queued, expected.limit) = (2, 0, 2);
     (expected.admitted, expected.shed) = (4, 3);
     (expected.queue_timeouts, expected.expired) = (1, 0);
+    // Calls without a criticality are default calls.
+    let default = &mut expected.by_criticality.default;
+    (default.admitted, default.shed, default.queue_timeouts) = (4, 3, 1);
+    default.in_flight = 2;
     assert_eq!(admission.stats(), expected);
     drop((third, fourth));
     assert_eq!(admission.stats().in_flight, 0);

@@ -22,7 +22,10 @@
 //!   parks the thread until its waker is called — a permit granted (or a
 //!   close) without a wake-up leaves it parked forever, and loom reports
 //!   the deadlock;
-//! - `Admission::stats()` is one snapshot (`loom/stats.rs`).
+//! - `Admission::stats()` is one snapshot (`loom/stats.rs`);
+//! - the criticality paths (`loom/criticality.rs`): ranked grants and
+//!   lock-free takes, a reserve change against a take, displacement and
+//!   keyed releases keep these same guarantees.
 #![cfg(loom)]
 #![allow(
     clippy::unwrap_used,
@@ -32,6 +35,8 @@
     missing_docs
 )]
 
+#[path = "loom/criticality.rs"]
+mod criticality;
 #[path = "loom/stats.rs"]
 mod stats;
 

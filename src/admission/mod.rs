@@ -6,10 +6,13 @@
 //! each request, between three outcomes:
 //!
 //! * **admitted** — a [`Permit`] is handed out; dropping it frees the slot;
-//! * **queued** — wait in FIFO order, bounded by the [`Policy`];
-//! * **rejected** — [`Overloaded`](crate::error::Overloaded) (shed or queue
-//!   timeout), [`Expired`](crate::error::Expired) (the request's deadline
-//!   passed while queued) or [`Closed`](crate::error::Closed).
+//! * **queued** — wait, bounded by the [`Policy`]: the most critical calls
+//!   first, FIFO within a criticality (or codel, see [`QueueDiscipline`]);
+//! * **rejected** — [`Overloaded`](crate::error::Overloaded) (503: shed,
+//!   queue timeout or displaced), [`RateLimited`](crate::error::RateLimited)
+//!   (429: over the key's fair share or rate), [`Expired`](crate::error::Expired)
+//!   (504: the request's deadline passed while queued) or
+//!   [`Closed`](crate::error::Closed).
 //!
 //! ```
 //! use edgeshed::admission::{Admission, Policy};
@@ -35,44 +38,96 @@
 //! drop(held);
 //! # });
 //! ```
+//!
+//! ## Criticality and fair share
+//!
+//! A call may say how much it matters ([`Criticality`]) and who it is for
+//! (a [`Key`]), with [`Admission::admit_call`]. Under overload a
+//! call is refused only when every call of a lower criticality would be
+//! refused too: a [`Reserve`] keeps part of the limit for the higher ones,
+//! the queue serves them first, and a full queue lets an arrival displace the
+//! newest waiter of the lowest criticality below its own. A key that holds
+//! more than its fair share (the limit divided by the keys with calls in
+//! flight or waiting) while other keys wait is refused with
+//! [`RateLimited`](crate::error::RateLimited) (429) instead of queued; a key
+//! alone may use the whole limit.
+//!
+//! ```
+//! use edgeshed::admission::{Admission, Call, Criticality, Options, Policy, Reserve};
+//! use edgeshed::time::ManualClock;
+//! use std::time::Duration;
+//! # futures::executor::block_on(async {
+//! let policy = Policy::queue(8, Duration::from_millis(100));
+//! let options = Options::new().reserve(Reserve::default());
+//! let admission = Admission::with_options(10, policy, options, ManualClock::new()).unwrap();
+//!
+//! // Batch traffic fills what it may: 7 of 10 slots.
+//! let mut batch = Vec::new();
+//! while let Some(permit) = admission.try_admit_as(Criticality::Sheddable) {
+//!     batch.push(permit);
+//! }
+//! assert_eq!(batch.len(), 7);
+//! // Checkout still gets in at once.
+//! let checkout = admission.admit_call(Call::new(Criticality::Critical)).await.unwrap();
+//! assert_eq!(admission.stats().by_criticality.critical.in_flight, 1);
+//! # drop((batch, checkout));
+//! # });
+//! ```
 
 mod admit;
+mod admit_error;
+mod call;
+mod criticality;
+mod decide;
+mod options;
 mod policy;
+mod queued;
 mod stats;
 
-pub use admit::{Admit, AdmitError};
+pub use admit::Admit;
+pub use admit_error::AdmitError;
+#[cfg(feature = "http")]
+pub use call::FromExtensions;
+pub use call::{Call, ReadCall, Unclassified};
+pub use criticality::{Criticality, Reserve, UnknownCriticality};
+pub use options::{Options, QueueDiscipline};
 pub use policy::Policy;
-pub use stats::Stats;
+pub use stats::{ByCriticality, CriticalityStats, Stats};
 
-pub(crate) use admit::{Decision, Queued};
+pub(crate) use admit::Decision;
+pub(crate) use queued::Queued;
 
 use crate::error::InvalidConfig;
-use crate::semaphore::{Permit, Semaphore, TryAcquireError};
-use crate::sync::{Arc, Ordering};
+use crate::rate_limit::RateLimiter;
+use crate::semaphore::{Permit, Semaphore};
+use crate::sync::Arc;
 use crate::time::{Clock, Instant, NoClock, RealClock};
+use crate::Key;
 use stats::Counters;
 
 /// A shared admission limit: at most `max_in_flight` permits out, and a
 /// [`Policy`] for what happens to the rest.
 ///
-/// Clones share the limit, the queue and the counters.
+/// Clones share the limit, the queue, the rate limit and the counters.
 #[derive(Clone, Debug)]
 pub struct Admission<C = NoClock> {
     shared: Arc<Shared>,
     clock: C,
+    rate: Option<RateLimiter<C, Key>>,
 }
 
 #[derive(Debug)]
 pub(crate) struct Shared {
     semaphore: Semaphore,
     policy: Policy,
+    discipline: QueueDiscipline,
     counters: Counters,
 }
 
 impl Shared {
     /// The `shed` counter, for a `LoadShed` that counts into this admission.
     pub(crate) fn shed_counter(&self) -> &crate::sync::AtomicU64 {
-        &self.counters.shed
+        self.counters.shed.at(Criticality::Default)
     }
 }
 
@@ -108,13 +163,39 @@ impl<C: RealClock> Admission<C> {
         Self::build(max_in_flight, policy, clock)
     }
 
+    /// [`new`](Self::new) with [`Options`]: a reserve per criticality, a
+    /// queue discipline, a rate limit. Also refuses a codel discipline without
+    /// a bounded queue or with a target not shorter than the queue timeout.
+    pub fn with_options(
+        max_in_flight: usize,
+        policy: Policy,
+        options: Options,
+        clock: C,
+    ) -> Result<Self, InvalidConfig> {
+        let policy = policy.validate(max_in_flight)?;
+        let options = options.validate(policy)?;
+        let mut admission = Self::from_parts(max_in_flight, policy, options.discipline, clock);
+        if let Some(reserve) = options.reserve {
+            admission.set_reserve(reserve);
+        }
+        admission.rate = options
+            .rate
+            .map(|rate| RateLimiter::new(rate, admission.clock.clone()));
+        Ok(admission)
+    }
+
     /// Like [`admit`](Self::admit), but gives up with
     /// [`Expired`](crate::error::Expired) at `deadline` if that comes before
     /// the queue timeout (an already-passed deadline fails at once).
     ///
     /// Only for a [`RealClock`]: with [`NoClock`] the deadline could never fire.
     pub fn admit_before(&self, deadline: Instant) -> Admit<C> {
-        Admit::new(self.clone(), Some(deadline))
+        Admit::new(self.clone(), Call::default(), Some(deadline))
+    }
+
+    /// [`admit_call`](Self::admit_call) with a deadline, as [`admit_before`](Self::admit_before).
+    pub fn admit_call_before(&self, call: Call, deadline: Instant) -> Admit<C> {
+        Admit::new(self.clone(), call, Some(deadline))
     }
 }
 
@@ -132,111 +213,57 @@ impl<C: Clock> Admission<C> {
 
     /// [`build`](Self::build) for a limit and policy validated before.
     pub(crate) fn from_valid(max_in_flight: usize, policy: Policy, clock: C) -> Self {
+        Self::from_parts(max_in_flight, policy, QueueDiscipline::Fifo, clock)
+    }
+
+    fn from_parts(
+        max_in_flight: usize,
+        policy: Policy,
+        discipline: QueueDiscipline,
+        clock: C,
+    ) -> Self {
         Self {
             shared: Arc::new(Shared {
                 semaphore: Semaphore::new(max_in_flight),
                 policy,
+                discipline,
                 counters: Counters::default(),
             }),
             clock,
+            rate: None,
         }
     }
 
-    /// Waits for admission according to the policy.
+    /// Waits for admission according to the policy, as a default call
+    /// without a key.
     pub fn admit(&self) -> Admit<C> {
-        Admit::new(self.clone(), None)
+        Admit::new(self.clone(), Call::default(), None)
     }
 
-    /// Admits without waiting, whatever the policy: `None` when full or closed.
-    /// A refusal is not counted as shed.
+    /// Waits for admission of `call`: its criticality decides its reserve,
+    /// its place in the queue and whom it may displace; its key its fair
+    /// share and its rate limit.
+    pub fn admit_call(&self, call: Call) -> Admit<C> {
+        Admit::new(self.clone(), call, None)
+    }
+
+    /// Admits a default call without waiting, whatever the policy: `None`
+    /// when full or closed. A refusal is not counted as shed. Always `None`
+    /// with a rate limit (use [`admit_call`](Self::admit_call), which checks it).
     #[inline]
     pub fn try_admit(&self) -> Option<Permit> {
-        let permit = self.shared.semaphore.try_acquire().ok()?;
-        self.shared
-            .counters
-            .admitted
-            .fetch_add(1, Ordering::Relaxed);
+        self.try_admit_as(Criticality::Default)
+    }
+
+    /// [`try_admit`](Self::try_admit) for a call of `criticality` (without a key).
+    #[inline]
+    pub fn try_admit_as(&self, criticality: Criticality) -> Option<Permit> {
+        if self.rate.is_some() {
+            return None;
+        }
+        let permit = self.shared.semaphore.try_acquire_as(criticality).ok()?;
+        self.shared.counters.admitted.add(criticality);
         Some(permit)
-    }
-
-    /// The first step of admission, run synchronously: admitted, rejected, or
-    /// a [`Queued`] wait to poll.
-    pub(crate) fn decide(&self, deadline: Option<Instant>) -> Decision<C::Sleep> {
-        let shared = &self.shared;
-        let now = deadline.map(|_| self.clock.now());
-        if let (Some(deadline), Some(now)) = (deadline, now) {
-            if deadline <= now {
-                shared.counters.expired.fetch_add(1, Ordering::Relaxed);
-                return Decision::Rejected(AdmitError::Expired);
-            }
-        }
-        match shared.semaphore.try_acquire() {
-            Ok(permit) => {
-                shared.counters.admitted.fetch_add(1, Ordering::Relaxed);
-                Decision::Admitted(permit)
-            }
-            Err(TryAcquireError::Closed) => Decision::Rejected(AdmitError::Closed),
-            Err(TryAcquireError::NoPermits) => match shared.policy {
-                Policy::Shed => {
-                    shared.counters.shed.fetch_add(1, Ordering::Relaxed);
-                    Decision::Rejected(AdmitError::Overloaded(crate::error::Overloaded::new()))
-                }
-                Policy::Wait => Decision::Queued(Queued::new(
-                    Arc::clone(shared),
-                    usize::MAX,
-                    deadline.map(|at| (self.clock.sleep_until(at), true)),
-                )),
-                Policy::Queue { max_queue: 0, .. } => {
-                    shared.counters.shed.fetch_add(1, Ordering::Relaxed);
-                    Decision::Rejected(AdmitError::Overloaded(crate::error::Overloaded::new()))
-                }
-                Policy::Queue { max_queue, timeout } => {
-                    let now = now.unwrap_or_else(|| self.clock.now());
-                    let queue_end = now + timeout;
-                    let timer = match deadline {
-                        Some(at) if at <= queue_end => (self.clock.sleep_until(at), true),
-                        _ => (self.clock.sleep_until(queue_end), false),
-                    };
-                    Decision::Queued(Queued::new(Arc::clone(shared), max_queue, Some(timer)))
-                }
-            },
-        }
-    }
-
-    /// Whether [`decide`](Self::decide) without a deadline would queue a
-    /// request that found no free permit (rather than reject it): the
-    /// semaphore is open and the policy waits, or its queue has room.
-    pub(crate) fn would_queue(&self) -> bool {
-        let semaphore = &self.shared.semaphore;
-        !semaphore.is_closed()
-            && match self.shared.policy {
-                Policy::Wait => true,
-                Policy::Shed => false,
-                Policy::Queue { max_queue, .. } => max_queue > semaphore.waiters(),
-            }
-    }
-
-    /// A snapshot of the limit, the queue and the counters.
-    ///
-    /// `in_flight`, `queued` and `limit` are read together, under one lock
-    /// acquisition, so they all held at one instant: `queued > 0` implies
-    /// `in_flight >= limit`, and `in_flight > limit` only for a while after
-    /// [`set_limit`](Semaphore::set_limit) lowered the limit below the permits
-    /// out (they are retired as they come back). The counters are read just
-    /// after; each only ever grows, and one may trail `in_flight` by a
-    /// request that is being admitted at that very moment.
-    pub fn stats(&self) -> Stats {
-        let shared = &self.shared;
-        let now = shared.semaphore.snapshot();
-        Stats {
-            in_flight: now.in_use,
-            queued: now.waiters,
-            limit: now.limit,
-            admitted: shared.counters.admitted.load(Ordering::Relaxed),
-            shed: shared.counters.shed.load(Ordering::Relaxed),
-            queue_timeouts: shared.counters.queue_timeouts.load(Ordering::Relaxed),
-            expired: shared.counters.expired.load(Ordering::Relaxed),
-        }
     }
 
     /// The policy applied when the limit is reached.

@@ -1,13 +1,28 @@
 //! [`Acquire`]: the future of a queued acquisition, and its `Drop`, which
 //! gives the place (or a permit already handed over) back.
 
-use super::waiters::{Key, Standing};
-use super::{AcquireError, Permit, Semaphore, TryAcquireError};
+use super::locked::Entered;
+use super::state::Miss;
+use super::waiters::{Place, Standing};
+use super::{AcquireError, Permit, Semaphore};
+use crate::admission::Criticality;
 use crate::sync::lock;
+use crate::time::Instant;
+use crate::Key;
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
+
+/// What an acquisition asks for: its criticality, its key (for the fair
+/// share), how long the queue may be, and when it arrived (for codel).
+#[derive(Clone, Debug)]
+pub(crate) struct Ask {
+    pub(crate) rank: Criticality,
+    pub(crate) key: Option<Key>,
+    pub(crate) max_waiters: usize,
+    pub(crate) at: Option<Instant>,
+}
 
 /// Future of [`Semaphore::acquire`] and [`Semaphore::acquire_bounded`].
 ///
@@ -16,25 +31,82 @@ use core::task::{Context, Poll};
 #[must_use = "futures do nothing unless polled"]
 pub struct Acquire {
     semaphore: Semaphore,
-    max_waiters: usize,
-    key: Option<Key>,
+    ask: Ask,
+    place: Option<Place>,
     done: bool,
 }
 
 impl Acquire {
     /// Not queued yet: the first poll takes a permit or a place.
-    pub(super) fn new(semaphore: Semaphore, max_waiters: usize) -> Self {
+    pub(crate) fn new(semaphore: Semaphore, ask: Ask) -> Self {
         Self {
             semaphore,
-            max_waiters,
-            key: None,
+            ask,
+            place: None,
             done: false,
         }
     }
 
     /// Whether this future currently holds a place in the queue.
     pub fn is_queued(&self) -> bool {
-        self.key.is_some()
+        self.place.is_some()
+    }
+
+    /// The first poll: a permit at once, a place in the queue, or a refusal.
+    fn enter(&mut self, cx: &mut Context<'_>) -> Poll<Result<Permit, AcquireError>> {
+        let semaphore = &self.semaphore;
+        if self.ask.key.is_none() {
+            match semaphore.take_fast(self.ask.rank) {
+                Ok(permit) => return Poll::Ready(Ok(permit)),
+                Err(Miss::Closed) => return Poll::Ready(Err(AcquireError::Closed)),
+                Err(Miss::NoPermits | Miss::Locked) => {}
+            }
+        }
+        let inner = semaphore.inner();
+        let entered = {
+            let mut queue = lock(&inner.queue);
+            inner.enqueue_locked(&mut queue, &self.ask, cx.waker())
+        };
+        match entered {
+            Ok(Entered::Taken(key)) => Poll::Ready(Ok(semaphore.permit(self.ask.rank, key))),
+            Ok(Entered::Queued(place, displaced)) => {
+                self.place = Some(place);
+                if let Some(waker) = displaced {
+                    waker.wake();
+                }
+                Poll::Pending
+            }
+            Err(error) => Poll::Ready(Err(error)),
+        }
+    }
+
+    /// A later poll: still waiting, or the outcome someone else decided.
+    fn wait(&mut self, place: Place, cx: &mut Context<'_>) -> Poll<Result<Permit, AcquireError>> {
+        let inner = self.semaphore.inner();
+        let mut queue = lock(&inner.queue);
+        let error = match queue.waiters.standing_mut(place) {
+            Some(Standing::Waiting(waker)) => {
+                match waker {
+                    Some(waker) if waker.will_wake(cx.waker()) => {}
+                    _ => *waker = Some(cx.waker().clone()),
+                }
+                return Poll::Pending;
+            }
+            Some(Standing::Granted) => None,
+            Some(Standing::Displaced) => Some(AcquireError::Displaced),
+            Some(Standing::Closed) | None => Some(AcquireError::Closed),
+        };
+        let freed = queue.waiters.free(place).map(|(_, tag)| tag);
+        if let (None, Some(tag)) = (error, freed) {
+            queue.unhand(tag.rank);
+        }
+        drop(queue);
+        self.place = None;
+        match (error, freed) {
+            (None, Some(tag)) => Poll::Ready(Ok(self.semaphore.permit(tag.rank, tag.key))),
+            (Some(error), _) => Poll::Ready(Err(error)),
+            (None, None) => Poll::Ready(Err(AcquireError::Closed)),
+        }
     }
 }
 
@@ -47,73 +119,38 @@ impl Future for Acquire {
             // Polled again after completion: answer consistently, never panic.
             return Poll::Ready(Err(AcquireError::Closed));
         }
-        let inner = &this.semaphore.inner;
-        let outcome = match this.key {
-            None => match inner.try_take() {
-                Ok(()) => Poll::Ready(Ok(())),
-                Err(TryAcquireError::Closed) => Poll::Ready(Err(AcquireError::Closed)),
-                Err(TryAcquireError::NoPermits) => {
-                    let mut queue = lock(&inner.queue);
-                    match inner.enqueue_locked(&mut queue, this.max_waiters, cx.waker()) {
-                        Poll::Ready(Ok(Some(key))) => {
-                            this.key = Some(key);
-                            Poll::Pending
-                        }
-                        Poll::Ready(Ok(None)) => Poll::Ready(Ok(())),
-                        Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
-                        Poll::Pending => Poll::Pending,
-                    }
-                }
-            },
-            Some(key) => {
-                let mut queue = lock(&inner.queue);
-                match queue.waiters.standing_mut(key) {
-                    Some(Standing::Waiting(waker)) => {
-                        match waker {
-                            Some(waker) if waker.will_wake(cx.waker()) => {}
-                            _ => *waker = Some(cx.waker().clone()),
-                        }
-                        Poll::Pending
-                    }
-                    Some(Standing::Granted) => {
-                        queue.waiters.free(key);
-                        this.key = None;
-                        Poll::Ready(Ok(()))
-                    }
-                    Some(Standing::Closed) | None => {
-                        queue.waiters.free(key);
-                        this.key = None;
-                        Poll::Ready(Err(AcquireError::Closed))
-                    }
-                }
-            }
+        let outcome = match this.place {
+            None => this.enter(cx),
+            Some(place) => this.wait(place, cx),
         };
-        match outcome {
-            Poll::Ready(Ok(())) => {
-                this.done = true;
-                Poll::Ready(Ok(this.semaphore.permit()))
-            }
-            Poll::Ready(Err(error)) => {
-                this.done = true;
-                Poll::Ready(Err(error))
-            }
-            Poll::Pending => Poll::Pending,
+        if outcome.is_ready() {
+            this.done = true;
         }
+        outcome
     }
 }
 
 impl Drop for Acquire {
     fn drop(&mut self) {
-        let Some(key) = self.key.take() else {
+        let Some(place) = self.place.take() else {
             return;
         };
-        let inner = &self.semaphore.inner;
+        let inner = self.semaphore.inner();
         let waker = {
             let mut queue = lock(&inner.queue);
-            let standing = queue.waiters.free(key);
-            let waker = match standing {
+            let waker = match queue.waiters.free(place) {
                 // A permit was handed to us but never picked up: pass it on.
-                Some(Standing::Granted) => inner.release_locked(&mut queue),
+                Some((Standing::Granted, tag)) => {
+                    queue.unhand(tag.rank);
+                    match tag.key {
+                        Some(slot) => inner.release_keyed_locked(&mut queue, slot),
+                        None => inner.release_locked(&mut queue),
+                    }
+                }
+                Some((Standing::Waiting(_), tag)) => {
+                    queue.left(tag);
+                    None
+                }
                 _ => None,
             };
             inner.sync_slow_flag(&queue);
@@ -129,6 +166,7 @@ impl fmt::Debug for Acquire {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Acquire")
             .field("queued", &self.is_queued())
+            .field("criticality", &self.ask.rank)
             .finish_non_exhaustive()
     }
 }

@@ -21,6 +21,13 @@ pub enum AcquireError {
     QueueFull,
     /// The semaphore was closed.
     Closed,
+    /// A more critical arrival took this waiter's place in a full queue
+    /// (only acquisitions made by an [`Admission`](crate::admission::Admission)).
+    Displaced,
+    /// Refused instead of queued: the caller's key holds more than its fair
+    /// share of the limit while calls of other keys wait (only keyed
+    /// acquisitions made by an [`Admission`](crate::admission::Admission)).
+    FairShare,
 }
 
 impl fmt::Display for TryAcquireError {
@@ -37,6 +44,8 @@ impl fmt::Display for AcquireError {
         f.write_str(match self {
             Self::QueueFull => "semaphore queue is full",
             Self::Closed => "semaphore closed",
+            Self::Displaced => "displaced from the semaphore queue by a more critical waiter",
+            Self::FairShare => "the key holds more than its fair share while other keys wait",
         })
     }
 }

@@ -6,6 +6,13 @@
 //! returned permit is handed directly to the longest waiter, so a newcomer
 //! can never overtake the queue.
 //!
+//! The semaphore also carries what an [`Admission`](crate::admission::Admission)
+//! builds on: a [`Reserve`](crate::admission::Reserve) that keeps part of the limit for more critical
+//! calls, a queue that serves the most critical waiters first (FIFO within a
+//! criticality, or newest first while a codel queue stands), displacement of
+//! the newest least critical waiter from a full queue, and a fair share of
+//! the limit between keys. A plain `Semaphore` uses none of it.
+//!
 //! Cancellation is safe at every point: dropping an [`Acquire`] leaves the
 //! queue, and if a permit had already been handed to it, that permit moves on
 //! to the next waiter (or back to the pool) instead of being lost.
@@ -29,15 +36,27 @@
 
 mod acquire;
 mod error;
+mod keys;
+mod locked;
+mod permit;
+mod queue;
+mod ranked;
 mod state;
 mod waiters;
 
 pub use acquire::Acquire;
 pub use error::{AcquireError, TryAcquireError};
+pub use permit::Permit;
 
+use permit::Handle;
+
+pub(crate) use acquire::Ask;
+
+use crate::admission::Criticality;
 use crate::sync::{lock, Arc};
 use core::fmt;
 use core::task::Waker;
+use keys::KeySlot;
 use state::{Inner, ONE};
 
 /// A counting semaphore for async code that runs on any executor.
@@ -45,13 +64,15 @@ use state::{Inner, ONE};
 /// Clones share the same permits.
 #[derive(Clone)]
 pub struct Semaphore {
-    inner: Arc<Inner>,
+    shared: Arc<Shared>,
 }
 
-/// A permit from a [`Semaphore`]; returned to it when dropped.
-#[must_use = "a permit is returned as soon as it is dropped"]
-pub struct Permit {
+/// The state, and one handle per criticality for the permits without a key
+/// (see [`Permit`]: a permit is one pointer, as a plain semaphore's is).
+/// Behind one `Arc`, so that cloning a semaphore costs one count.
+struct Shared {
     inner: Arc<Inner>,
+    handles: [Arc<Handle>; 3],
 }
 
 /// What [`Semaphore::snapshot`] read at one instant.
@@ -60,6 +81,10 @@ pub(crate) struct Snapshot {
     pub(crate) in_use: usize,
     pub(crate) waiters: usize,
     pub(crate) limit: usize,
+    /// Waiters per criticality (sheddable, default, critical).
+    pub(crate) queued: [usize; 3],
+    /// Permits handed to waiters not picked up yet, per criticality.
+    pub(crate) handed: [usize; 3],
 }
 
 impl Semaphore {
@@ -69,16 +94,22 @@ impl Semaphore {
 
     /// A semaphore with `permits` permits (at most [`MAX_PERMITS`](Self::MAX_PERMITS)).
     pub fn new(permits: usize) -> Self {
+        let inner = Arc::new(Inner::new(permits.min(Self::MAX_PERMITS)));
+        let handle = |rank| Arc::new(Handle::new(Arc::clone(&inner), rank, None));
+        let handles = [
+            handle(Criticality::Sheddable),
+            handle(Criticality::Default),
+            handle(Criticality::Critical),
+        ];
         Self {
-            inner: Arc::new(Inner::new(permits.min(Self::MAX_PERMITS))),
+            shared: Arc::new(Shared { inner, handles }),
         }
     }
 
     /// Takes a permit if one is free right now and nobody is queued for it.
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit, TryAcquireError> {
-        self.inner.try_take()?;
-        Ok(self.permit())
+        self.try_acquire_as(Criticality::Default)
     }
 
     /// Waits for a permit, queueing behind earlier waiters (FIFO).
@@ -92,42 +123,60 @@ impl Semaphore {
     /// the future completes with [`AcquireError::QueueFull`]. With
     /// `max_waiters == 0` it never waits.
     pub fn acquire_bounded(&self, max_waiters: usize) -> Acquire {
-        Acquire::new(self.clone(), max_waiters)
+        Acquire::new(
+            self.clone(),
+            Ask {
+                rank: Criticality::Default,
+                key: None,
+                max_waiters,
+                at: None,
+            },
+        )
     }
 
     /// Closes the semaphore: every waiter and every later acquire fails with
     /// `Closed`. Permits already out stay valid and still come back.
     pub fn close(&self) {
+        let wakers = self.inner().close_locked(&mut lock(&self.inner().queue));
         // Woken outside the lock.
-        self.inner.close().into_iter().for_each(Waker::wake);
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
-        self.inner.is_closed()
+        self.inner().is_closed()
     }
 
     /// Permits free right now.
     pub fn available_permits(&self) -> usize {
-        self.inner.available()
+        self.inner().available()
     }
 
     /// Callers queued for a permit right now.
     pub fn waiters(&self) -> usize {
-        lock(&self.inner.queue).waiters.len()
+        lock(&self.inner().queue).waiters.len()
     }
 
     /// How many queue entries the waiter queue's storage has room for right
-    /// now. Test support for the memory contract (the storage shrinks back to
-    /// the live waiters after a burst); not a stable API.
+    /// now (and the fair-share table's). Test support for the memory contract
+    /// (the storage shrinks back to the live waiters after a burst); not a
+    /// stable API.
     #[doc(hidden)]
     pub fn queue_capacity(&self) -> usize {
-        lock(&self.inner.queue).waiters.capacity()
+        let queue = lock(&self.inner().queue);
+        queue.waiters.capacity() + queue.keys.capacity()
+    }
+
+    /// Keys counted for the fair share right now (keys with permits held or
+    /// calls waiting). Test support for the memory contract; not a stable API.
+    #[doc(hidden)]
+    pub fn active_keys(&self) -> usize {
+        lock(&self.inner().queue).keys.active()
     }
 
     /// The configured number of permits.
     pub fn limit(&self) -> usize {
-        lock(&self.inner.queue).limit
+        lock(&self.inner().queue).limit
     }
 
     /// Permits currently held (including those handed to a waiter that has
@@ -141,46 +190,70 @@ impl Semaphore {
     /// [`limit`](Self::limit) as they all stood at one instant.
     ///
     /// The limit, the debt and the queue change only under the lock, which
-    /// is held throughout; the available count can change without it only
-    /// while nobody waits and no debt is due (the `SLOW` flag is clear), and
-    /// it is read once. So all three values held together at the moment of
-    /// that read: `waiters > 0` implies `in_use >= limit`, and `in_use`
-    /// exceeds `limit` only by permits still out after the limit was lowered.
+    /// is held throughout; the available count changes without it only
+    /// through lock-free takes and releases, and it is read once. So all
+    /// values held together at the moment of that read: waiters of a
+    /// criticality imply no more free permits than it must leave free (none
+    /// without a reserve: `waiters > 0` implies `in_use >= limit`), and
+    /// `in_use` exceeds `limit` only by permits still out after the limit
+    /// was lowered.
     pub(crate) fn snapshot(&self) -> Snapshot {
-        self.inner.snapshot()
+        let queue = lock(&self.inner().queue);
+        let available = self.inner().available();
+        let of = |rank| queue.waiters.len_of(rank);
+        let handed = |rank| queue.handed(rank);
+        Snapshot {
+            in_use: (queue.limit + queue.debt).saturating_sub(available),
+            waiters: queue.waiters.len(),
+            limit: queue.limit,
+            queued: [
+                of(Criticality::Sheddable),
+                of(Criticality::Default),
+                of(Criticality::Critical),
+            ],
+            handed: [
+                handed(Criticality::Sheddable),
+                handed(Criticality::Default),
+                handed(Criticality::Critical),
+            ],
+        }
     }
 
     /// Changes the number of permits at run time.
     ///
     /// Raising the limit wakes waiters at once. Lowering it takes free
     /// permits away first; permits still out are retired as they come back,
-    /// so in-flight work is never interrupted.
+    /// so in-flight work is never interrupted. A [`Reserve`](crate::admission::Reserve) follows the new
+    /// limit at once.
     pub fn set_limit(&self, limit: usize) {
         let limit = limit.min(Self::MAX_PERMITS);
+        let wakers = self
+            .inner()
+            .set_limit_locked(&mut lock(&self.inner().queue), limit);
         // Woken outside the lock.
-        self.inner
-            .set_limit(limit)
-            .into_iter()
-            .for_each(Waker::wake);
+        wakers.into_iter().for_each(Waker::wake);
     }
 
-    fn permit(&self) -> Permit {
-        Permit {
-            inner: Arc::clone(&self.inner),
-        }
+    /// The state behind the lock and the atomic word.
+    #[inline(always)]
+    fn inner(&self) -> &Arc<Inner> {
+        &self.shared.inner
     }
-}
 
-impl Drop for Permit {
-    #[inline]
-    fn drop(&mut self) {
-        self.inner.release();
-    }
-}
-
-impl fmt::Debug for Permit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Permit").finish_non_exhaustive()
+    pub(crate) fn permit(&self, rank: Criticality, key: Option<KeySlot>) -> Permit {
+        let handle = match key {
+            None => {
+                let [sheddable, default, critical] = &self.shared.handles;
+                Arc::clone(match rank {
+                    Criticality::Sheddable => sheddable,
+                    Criticality::Default => default,
+                    Criticality::Critical => critical,
+                })
+            }
+            // Keyed permits (on the locked path anyway) get a handle of their own.
+            Some(_) => Arc::new(Handle::new(Arc::clone(self.inner()), rank, key)),
+        };
+        Permit::new(handle)
     }
 }
 

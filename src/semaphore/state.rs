@@ -1,33 +1,63 @@
-//! The semaphore's state: one atomic word (available permits and two flags)
-//! for the lock-free fast paths, and the queue behind a mutex for the rest.
-//! Every compare-and-swap lives here; this is the part the loom models
-//! (tests/loom_semaphore.rs) check.
+//! The semaphore's state: one atomic word (available permits and three
+//! flags) for the lock-free fast paths, and the queue behind a mutex for the
+//! rest (`locked.rs`). Every compare-and-swap on the word lives here; this is
+//! the part the loom models (tests/loom_semaphore.rs) check.
+//!
+//! The invariant that lets the fast paths skip the lock: **outside the lock,
+//! no waiter could take a free permit** — the most critical waiting rank
+//! finds no more free permits than it must leave free (its *keep*, zero
+//! without a [`Reserve`](crate::admission::Reserve)). So a lock-free acquire
+//! of rank `r` that finds more than `keep(r)` permits free overtakes only
+//! less critical waiters, which is what their ranks mean.
 
-use super::waiters::{Key, Waiters};
-use super::{AcquireError, Snapshot, TryAcquireError};
-use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
-use core::task::{Poll, Waker};
+use super::queue::Queue;
+use super::TryAcquireError;
+use crate::admission::Criticality;
+use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 /// Bit set once the semaphore is closed.
 pub(super) const CLOSED: usize = 1;
 /// Bit set while releases must take the lock: somebody waits, or the limit
-/// was lowered below the number of permits out. Implies zero available.
+/// was lowered below the number of permits out.
 pub(super) const SLOW: usize = 2;
+/// Bit set while the lock holder changes the limit or the reserve: the
+/// per-rank keeps are being rewritten, so ranked fast paths take the lock.
+pub(super) const RESIZE: usize = 4;
 /// One available permit, counted in the bits above the flags.
-pub(super) const ONE: usize = 4;
+pub(super) const ONE: usize = 8;
+
 pub(super) struct Inner {
-    /// Available permits (`state / ONE`) plus the `CLOSED` and `SLOW` flags.
+    /// Available permits (`state / ONE`) plus the flags.
     pub(super) state: AtomicUsize,
     pub(super) queue: Mutex<Queue>,
+    /// The keeps of the sheddable and default ranks, mirrored from the queue
+    /// for the fast paths (written under the lock, with `RESIZE` set).
+    keeps: [AtomicUsize; 2],
+    /// Permits of sheddable and of critical calls returned so far. With the
+    /// admission's count of those admitted and the queue's count of those
+    /// handed over but not picked up, they give each rank's permits out; the
+    /// default rank's are the rest, so the plain path pays nothing for them.
+    returned: [AtomicU64; 2],
+    /// Waiters displaced from a full queue, per rank.
+    pub(super) displaced: [AtomicU64; 3],
 }
 
-pub(super) struct Queue {
-    pub(super) waiters: Waiters,
-    /// The configured number of permits.
-    pub(super) limit: usize,
-    /// Permits still out that must be retired (not reused) when they come
-    /// back, because the limit was lowered.
-    pub(super) debt: usize,
+/// Why a lock-free take failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Miss {
+    Closed,
+    NoPermits,
+    /// The keeps are being rewritten: decide under the lock.
+    Locked,
+}
+
+impl From<Miss> for TryAcquireError {
+    fn from(miss: Miss) -> Self {
+        match miss {
+            Miss::Closed => Self::Closed,
+            Miss::NoPermits | Miss::Locked => Self::NoPermits,
+        }
+    }
 }
 
 impl Inner {
@@ -35,22 +65,11 @@ impl Inner {
     pub(super) fn new(permits: usize) -> Self {
         Self {
             state: AtomicUsize::new(permits * ONE),
-            queue: Mutex::new(Queue {
-                waiters: Waiters::default(),
-                limit: permits,
-                debt: 0,
-            }),
+            queue: Mutex::new(Queue::new(permits)),
+            keeps: [AtomicUsize::new(0), AtomicUsize::new(0)],
+            returned: [AtomicU64::new(0), AtomicU64::new(0)],
+            displaced: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         }
-    }
-
-    /// Sets `CLOSED` and fails every waiter; returns their wakers (to wake
-    /// outside the lock).
-    pub(super) fn close(&self) -> Vec<Waker> {
-        self.state.fetch_or(CLOSED, Ordering::AcqRel);
-        let mut queue = lock(&self.queue);
-        let wakers = queue.waiters.close_all();
-        self.sync_slow_flag(&queue);
-        wakers
     }
 
     /// Whether `CLOSED` is set.
@@ -63,51 +82,56 @@ impl Inner {
         self.state.load(Ordering::Acquire) / ONE
     }
 
-    /// In use, waiters and limit read under one lock (see
-    /// `Semaphore::snapshot` for why the three are consistent).
-    pub(super) fn snapshot(&self) -> Snapshot {
-        let queue = lock(&self.queue);
-        let available = self.available();
-        Snapshot {
-            in_use: (queue.limit + queue.debt).saturating_sub(available),
-            waiters: queue.waiters.len(),
-            limit: queue.limit,
-        }
-    }
-
-    /// Changes the limit: raising it hands the new permits to waiters first
-    /// (their wakers are returned, to wake outside the lock); lowering it
-    /// takes free permits away and records the rest as debt, retired as
-    /// permits come back.
-    pub(super) fn set_limit(&self, limit: usize) -> Vec<Waker> {
-        let mut wakers = Vec::new();
-        let mut queue = lock(&self.queue);
-        if limit >= queue.limit {
-            let added = limit - queue.limit;
-            queue.limit = limit;
-            self.release_many_locked(&mut queue, added, &mut wakers);
-        } else {
-            let removed = queue.limit - limit;
-            queue.limit = limit;
-            let taken = self.take_available_locked(removed);
-            queue.debt += removed - taken;
-            self.sync_slow_flag(&queue);
-        }
-        wakers
-    }
-
-    /// The lock-free fast path: one permit if one is available.
+    /// The lock-free fast path: one permit if more than `rank`'s keep are
+    /// free. The keep is read after the state and written (under the lock)
+    /// only while `RESIZE` is set, which a take sees and leaves to the lock.
+    /// So a take whose compare-and-swap succeeds used the keep that held when
+    /// it read the state: if a resize ran in between and left the word as it
+    /// was, the resize granted nothing (a grant changes the word), so the
+    /// take is as if it came first.
     #[inline]
-    pub(super) fn try_take(&self) -> Result<(), TryAcquireError> {
+    pub(super) fn try_take(&self, rank: Criticality) -> Result<(), Miss> {
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            if state & (CLOSED | RESIZE) != 0 {
+                return Err(if state & CLOSED != 0 {
+                    Miss::Closed
+                } else {
+                    Miss::Locked
+                });
+            }
+            let [sheddable, default] = &self.keeps;
+            let keep = match rank {
+                Criticality::Critical => 0,
+                Criticality::Default => default.load(Ordering::Acquire),
+                Criticality::Sheddable => sheddable.load(Ordering::Acquire),
+            };
+            if state / ONE <= keep {
+                return Err(Miss::NoPermits);
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state - ONE,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    /// One permit if more than `keep` are free (lock held, so `keep` is exact).
+    pub(super) fn take_above(&self, keep: usize) -> Result<(), Miss> {
         let mut state = self.state.load(Ordering::Acquire);
         loop {
             if state & CLOSED != 0 {
-                return Err(TryAcquireError::Closed);
+                return Err(Miss::Closed);
             }
-            if state < ONE {
-                return Err(TryAcquireError::NoPermits);
+            if state / ONE <= keep {
+                return Err(Miss::NoPermits);
             }
-            match self.state.compare_exchange_weak(
+            match self.state.compare_exchange(
                 state,
                 state - ONE,
                 Ordering::AcqRel,
@@ -140,7 +164,7 @@ impl Inner {
     /// Returns one permit under the lock, waking the waiter it goes to.
     #[cold]
     #[inline(never)]
-    pub(super) fn release_slow(&self) {
+    fn release_slow(&self) {
         let waker = {
             let mut queue = lock(&self.queue);
             self.release_locked(&mut queue)
@@ -150,53 +174,14 @@ impl Inner {
         }
     }
 
-    /// Returns one permit with the queue locked: pays debt first, then the
-    /// longest waiter, then the pool. Returns the waker to call once unlocked.
-    pub(super) fn release_locked(&self, queue: &mut Queue) -> Option<Waker> {
-        if queue.debt > 0 {
-            queue.debt -= 1;
-            self.sync_slow_flag(queue);
-            return None;
-        }
-        if let Some(waker) = queue.waiters.grant_front() {
-            self.sync_slow_flag(queue);
-            return waker;
-        }
-        // Nobody waits and no debt: the permit goes back to the pool, and
-        // releases may take the fast path again.
+    /// Adds `count` permits to the pool (lock held), setting `SLOW` to what
+    /// the queue needs.
+    pub(super) fn add_to_pool(&self, queue: &Queue, count: usize) {
+        let slow = queue.needs_slow();
         let _ = self
             .state
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
-                Some((state + ONE) & !SLOW)
-            });
-        None
-    }
-
-    /// Returns `count` permits at once (lock held): debt first, then waiters
-    /// in queue order, the rest to the pool. Collects the wakers to call.
-    pub(super) fn release_many_locked(
-        &self,
-        queue: &mut Queue,
-        count: usize,
-        wakers: &mut Vec<Waker>,
-    ) {
-        let paid = count.min(queue.debt);
-        queue.debt -= paid;
-        let mut left = count - paid;
-        while left > 0 {
-            match queue.waiters.grant_front() {
-                Some(waker) => {
-                    wakers.extend(waker);
-                    left -= 1;
-                }
-                None => break,
-            }
-        }
-        let slow = queue.waiters.len() > 0 || queue.debt > 0;
-        let _ = self
-            .state
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
-                let next = state + left * ONE;
+                let next = state + count * ONE;
                 Some(if slow { next | SLOW } else { next & !SLOW })
             });
     }
@@ -220,10 +205,9 @@ impl Inner {
         taken
     }
 
-    /// Makes the `SLOW` flag agree with the queue (lock held). Only ever sets
-    /// it while no permit is available, preserving "SLOW implies zero".
+    /// Makes the `SLOW` flag agree with the queue (lock held).
     pub(super) fn sync_slow_flag(&self, queue: &Queue) {
-        let slow = queue.waiters.len() > 0 || queue.debt > 0;
+        let slow = queue.needs_slow();
         let _ = self
             .state
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
@@ -232,35 +216,45 @@ impl Inner {
             });
     }
 
-    /// Queues a waiter unless a permit can be taken (lock held). Setting the
-    /// `SLOW` flag races with lock-free releases through one CAS, so a permit
-    /// released meanwhile is seen here instead of being missed.
-    pub(super) fn enqueue_locked(
-        &self,
-        queue: &mut Queue,
-        max_waiters: usize,
-        waker: &Waker,
-    ) -> Poll<Result<Option<Key>, AcquireError>> {
-        let mut state = self.state.load(Ordering::Acquire);
-        loop {
-            if state & CLOSED != 0 {
-                return Poll::Ready(Err(AcquireError::Closed));
-            }
-            let (next, acquired) = if state >= ONE {
-                (state - ONE, true)
-            } else if queue.waiters.len() >= max_waiters {
-                return Poll::Ready(Err(AcquireError::QueueFull));
-            } else {
-                (state | SLOW, false)
-            };
-            match self
-                .state
-                .compare_exchange(state, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) if acquired => return Poll::Ready(Ok(None)),
-                Ok(_) => return Poll::Ready(Ok(Some(queue.waiters.push_back(waker.clone())))),
-                Err(actual) => state = actual,
-            }
+    /// Sets (`true`) or clears the `RESIZE` flag (lock held).
+    pub(super) fn resizing(&self, on: bool) {
+        if on {
+            self.state.fetch_or(RESIZE, Ordering::AcqRel);
+        } else {
+            self.state.fetch_and(!RESIZE, Ordering::AcqRel);
+        }
+    }
+
+    /// Mirrors the queue's keeps for the fast paths (lock held, `RESIZE` set).
+    pub(super) fn publish_keeps(&self, queue: &Queue) {
+        for (mirror, rank) in self
+            .keeps
+            .iter()
+            .zip([Criticality::Sheddable, Criticality::Default])
+        {
+            mirror.store(queue.keep(rank), Ordering::Release);
+        }
+    }
+
+    /// One more permit of `rank` returned (not counted for default ones).
+    #[inline]
+    pub(super) fn count_returned(&self, rank: Criticality) {
+        let [sheddable, critical] = &self.returned;
+        let returned = match rank {
+            Criticality::Sheddable => sheddable,
+            Criticality::Critical => critical,
+            Criticality::Default => return,
+        };
+        returned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Permits of `rank` returned so far (0 for the default rank: not counted).
+    pub(super) fn returned(&self, rank: Criticality) -> u64 {
+        let [sheddable, critical] = &self.returned;
+        match rank {
+            Criticality::Sheddable => sheddable.load(Ordering::Relaxed),
+            Criticality::Critical => critical.load(Ordering::Relaxed),
+            Criticality::Default => 0,
         }
     }
 }

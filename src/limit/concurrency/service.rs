@@ -1,6 +1,6 @@
 use super::future::{Refusal, ResponseFuture};
 use super::release::{Release, ReleaseOnCompletion};
-use crate::admission::{Admission, AdmitError, Decision, Queued};
+use crate::admission::{Admission, AdmitError, Call, Decision, Queued};
 use crate::error::{BoxError, InvalidConfig};
 use crate::load_shed::probe;
 use crate::semaphore::Permit;
@@ -141,7 +141,7 @@ impl<S, C: Clock, M> ConcurrencyLimit<S, C, M> {
                     if probe::answer(&*self, || self.admission.would_queue()) {
                         return Poll::Pending;
                     }
-                    self.state = match self.admission.decide(None) {
+                    self.state = match self.admission.decide(Call::default(), None) {
                         Decision::Admitted(permit) => {
                             self.permit = Some(permit);
                             return Poll::Ready(());

@@ -7,18 +7,32 @@
     clippy::indexing_slicing
 )]
 
-use super::{Key, Standing, Waiters, FLOOR};
+use super::{Place as Key, Standing, Tag, Waiters, FLOOR};
+use crate::admission::Criticality;
 use core::task::Waker;
 
 fn push(waiters: &mut Waiters) -> Key {
-    waiters.push_back(Waker::noop().clone())
+    push_as(waiters, Criticality::Default)
+}
+
+fn push_as(waiters: &mut Waiters, rank: Criticality) -> Key {
+    waiters.push(Waker::noop().clone(), Tag { rank, key: None })
+}
+
+/// Grants the oldest waiter of the most critical rank.
+fn grant_front(waiters: &mut Waiters) -> Option<Option<Waker>> {
+    let rank = waiters.top_rank()?;
+    let index = waiters.find(rank, false, |_| true)?;
+    waiters
+        .take_out(index, Standing::Granted)
+        .map(|(waker, _)| waker)
 }
 
 /// Grants every queued waiter in turn; returns the keys (among `keys`) in
 /// the order they were granted.
 fn grant_all(waiters: &mut Waiters, keys: &[Key]) -> Vec<Key> {
     let mut order = Vec::new();
-    while waiters.grant_front().is_some() {
+    while grant_front(waiters).is_some() {
         let granted = keys
             .iter()
             .copied()
@@ -137,4 +151,43 @@ fn stale_free_list_entries_are_swept() {
     assert!(waiters.free.len() <= FLOOR + 2, "{}", waiters.free.len());
     assert!(waiters.capacity() <= 4 * FLOOR, "{}", waiters.capacity());
     assert_eq!(push(&mut waiters).index, 1);
+}
+
+#[test]
+fn the_most_critical_rank_is_served_first_and_fifo_within_it() {
+    let mut waiters = Waiters::default();
+    let shed = push_as(&mut waiters, Criticality::Sheddable);
+    let first = push_as(&mut waiters, Criticality::Default);
+    let critical = push_as(&mut waiters, Criticality::Critical);
+    let second = push_as(&mut waiters, Criticality::Default);
+    let keys = [shed, first, critical, second];
+    assert_eq!(
+        grant_all(&mut waiters, &keys),
+        [critical, first, second, shed]
+    );
+}
+
+#[test]
+fn newest_below_finds_the_newest_waiter_of_the_least_critical_rank_below() {
+    let mut waiters = Waiters::default();
+    let shed_old = push_as(&mut waiters, Criticality::Sheddable);
+    let shed_new = push_as(&mut waiters, Criticality::Sheddable);
+    let default = push_as(&mut waiters, Criticality::Default);
+    let index = |key: Key| key.index;
+    assert_eq!(
+        waiters.newest_below(Criticality::Critical),
+        Some(index(shed_new))
+    );
+    assert_eq!(
+        waiters.newest_below(Criticality::Default),
+        Some(index(shed_new))
+    );
+    assert_eq!(waiters.newest_below(Criticality::Sheddable), None);
+    waiters.free(shed_new).unwrap();
+    waiters.free(shed_old).unwrap();
+    assert_eq!(
+        waiters.newest_below(Criticality::Critical),
+        Some(index(default))
+    );
+    assert_eq!(waiters.newest_below(Criticality::Default), None);
 }

@@ -2,7 +2,15 @@
 //!
 //! Services return [`BoxError`], like tower's middleware; find out what
 //! happened with `error.is::<Overloaded>()` or `downcast_ref`, and map it to a
-//! status: [`Overloaded`] → 503, [`Expired`] → 504.
+//! status: [`Overloaded`] → 503, [`RateLimited`] → 429, [`Expired`] → 504.
+//! Both refusals say why ([`Overloaded::reason`], [`RateLimited::reason`]),
+//! in the words the JS errors and the worker's bodies use.
+
+mod config;
+mod rate;
+
+pub use config::{InvalidConfig, Parameter};
+pub use rate::{RateLimitReason, RateLimited};
 
 use core::fmt;
 
@@ -11,8 +19,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a request was refused admission for lack of capacity.
 ///
-/// `#[non_exhaustive]`: later causes (an adaptive limit's own refusals, say)
-/// may be added, so a `match` needs a `_` arm.
+/// `#[non_exhaustive]`: later causes may be added, so a `match` needs a `_`
+/// arm; [`as_str`](Self::as_str) names each without one.
 ///
 /// ```compile_fail
 /// use edgeshed::error::OverloadCause;
@@ -21,18 +29,47 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 ///     match cause {
 ///         OverloadCause::Shed => "shed",
 ///         OverloadCause::QueueTimeout => "queue timeout",
+///         OverloadCause::Displaced => "displaced",
+///         OverloadCause::Budget => "budget",
 ///     }
 /// }
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum OverloadCause {
-    /// Rejected at once: the limit was reached and the queue full (or disabled),
-    /// or an inner service was not ready.
+    /// Rejected at once: the limit (for the call's criticality) was reached
+    /// and the queue full (or disabled), or an inner service was not ready.
+    /// Reason `"limit"`.
     #[default]
     Shed,
     /// Waited in the admission queue until its queue timeout passed.
+    /// Reason `"queue_timeout"`.
     QueueTimeout,
+    /// Waited in a full queue until a more critical arrival took its place.
+    /// Reason `"displaced"`.
+    Displaced,
+    /// A fleet-wide budget had no permit to give (the worker's fleet budget).
+    /// Reason `"budget"`.
+    Budget,
+}
+
+impl OverloadCause {
+    /// The reason as the JS errors and the worker's 503 bodies write it:
+    /// `"limit"`, `"queue_timeout"`, `"displaced"` or `"budget"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Shed => "limit",
+            Self::QueueTimeout => "queue_timeout",
+            Self::Displaced => "displaced",
+            Self::Budget => "budget",
+        }
+    }
+}
+
+impl fmt::Display for OverloadCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The request was refused because the service is at capacity.
@@ -61,14 +98,31 @@ impl Overloaded {
 
     /// An `Overloaded` error for a waiter whose queue timeout passed.
     pub const fn queue_timeout() -> Self {
-        Self {
-            cause: OverloadCause::QueueTimeout,
-        }
+        Self::because(OverloadCause::QueueTimeout)
     }
 
-    /// Whether the request was shed at once or timed out in the queue.
+    /// An `Overloaded` error of any cause (the worker's fleet budget uses
+    /// [`OverloadCause::Budget`]).
+    pub const fn because(cause: OverloadCause) -> Self {
+        Self { cause }
+    }
+
+    /// Why the request was refused.
     pub const fn cause(&self) -> OverloadCause {
         self.cause
+    }
+
+    /// Why the request was refused, as the JS errors and the worker's 503
+    /// bodies write it (see [`OverloadCause::as_str`]).
+    ///
+    /// ```
+    /// use edgeshed::error::{OverloadCause, Overloaded};
+    ///
+    /// assert_eq!(Overloaded::new().reason(), "limit");
+    /// assert_eq!(Overloaded::because(OverloadCause::Displaced).reason(), "displaced");
+    /// ```
+    pub const fn reason(&self) -> &'static str {
+        self.cause.as_str()
     }
 }
 
@@ -139,69 +193,3 @@ impl fmt::Display for Closed {
 }
 
 impl std::error::Error for Closed {}
-
-/// The configuration parameter an [`InvalidConfig`] refuses.
-///
-/// `#[non_exhaustive]`: later parameters (adaptive limits) may be added.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Parameter {
-    /// `max_in_flight`: the concurrency limit.
-    MaxInFlight,
-    /// The queue timeout of a bounded queue (`Policy::Queue { timeout, .. }`).
-    QueueTimeout,
-}
-
-impl Parameter {
-    /// The parameter's name as written in the Rust API (`max_in_flight`, `timeout`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::MaxInFlight => "max_in_flight",
-            Self::QueueTimeout => "timeout",
-        }
-    }
-}
-
-/// A limiter was configured with a value that cannot work; the constructor
-/// refused it instead of building a limiter that misbehaves.
-///
-/// The same rules as the JS `Limiter` (which throws a `RangeError` naming the
-/// option): a limit of zero would answer "service overloaded" to every call,
-/// and a queue timeout of zero would shed every waiter as a timeout.
-///
-/// ```
-/// use edgeshed::error::Parameter;
-/// use edgeshed::limit::ConcurrencyLimitLayer;
-///
-/// let error = ConcurrencyLimitLayer::new(0).unwrap_err();
-/// assert_eq!(error.parameter(), Parameter::MaxInFlight);
-/// assert_eq!(error.to_string(), "max_in_flight must be at least 1, got 0");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct InvalidConfig {
-    parameter: Parameter,
-}
-
-impl InvalidConfig {
-    pub(crate) const fn new(parameter: Parameter) -> Self {
-        Self { parameter }
-    }
-
-    /// Which parameter was refused.
-    pub const fn parameter(&self) -> Parameter {
-        self.parameter
-    }
-}
-
-impl fmt::Display for InvalidConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.parameter {
-            Parameter::MaxInFlight => f.write_str("max_in_flight must be at least 1, got 0"),
-            Parameter::QueueTimeout => f.write_str(
-                "timeout (the queue timeout) must be longer than zero when max_queue > 0: every wait must be bounded",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for InvalidConfig {}

@@ -1,0 +1,91 @@
+//! The synchronous first step of admission: admit, refuse, or queue.
+
+use super::{Admission, AdmitError, Call, Decision, Policy, QueueDiscipline, Queued};
+use crate::error::Overloaded;
+use crate::semaphore::{Ask, TryAcquireError};
+use crate::sync::{Arc, Ordering};
+use crate::time::{Clock, Instant};
+
+impl<C: Clock> Admission<C> {
+    /// The first step of admission, run synchronously: admitted, rejected, or
+    /// a [`Queued`] wait to poll. In order: a passed deadline (504), the rate
+    /// limit (429), a free slot for the call's criticality, then the policy.
+    pub(crate) fn decide(&self, call: Call, deadline: Option<Instant>) -> Decision<C::Sleep> {
+        let shared = &self.shared;
+        let counters = &shared.counters;
+        let mut read = None;
+        let mut now = || *read.get_or_insert_with(|| self.clock.now());
+        if let Some(deadline) = deadline {
+            if deadline <= now() {
+                counters.expired.fetch_add(1, Ordering::Relaxed);
+                return Decision::Rejected(AdmitError::Expired);
+            }
+        }
+        if let Some(rate) = &self.rate {
+            if let Err(limited) = rate.check_at(call.key(), now()) {
+                return Decision::Rejected(AdmitError::RateLimited(limited));
+            }
+        }
+        let (rank, key) = call.into_parts();
+        let taken = match &key {
+            None => shared.semaphore.try_acquire_as(rank),
+            Some(key) => shared.semaphore.try_acquire_keyed(rank, key),
+        };
+        match taken {
+            Ok(permit) => {
+                counters.admitted.add(rank);
+                return Decision::Admitted(permit);
+            }
+            Err(TryAcquireError::Closed) => return Decision::Rejected(AdmitError::Closed),
+            Err(_) => {}
+        }
+        let (max_waiters, timeout) = match shared.policy {
+            Policy::Wait => (usize::MAX, None),
+            Policy::Queue { max_queue, timeout } if max_queue > 0 => (max_queue, Some(timeout)),
+            _ => {
+                counters.shed.add(rank);
+                return Decision::Rejected(AdmitError::Overloaded(Overloaded::new()));
+            }
+        };
+        let codel = matches!(shared.discipline, QueueDiscipline::Codel { .. });
+        let at = (codel || timeout.is_some()).then(&mut now);
+        let timer = match (timeout, at) {
+            (Some(timeout), Some(at)) => {
+                let timeout = match shared.discipline {
+                    QueueDiscipline::Codel { target } if shared.semaphore.standing(at, timeout) => {
+                        target
+                    }
+                    _ => timeout,
+                };
+                let queue_end = at + timeout;
+                Some(match deadline {
+                    Some(deadline) if deadline <= queue_end => {
+                        (self.clock.sleep_until(deadline), true)
+                    }
+                    _ => (self.clock.sleep_until(queue_end), false),
+                })
+            }
+            _ => deadline.map(|deadline| (self.clock.sleep_until(deadline), true)),
+        };
+        let ask = Ask {
+            rank,
+            key,
+            max_waiters,
+            at: codel.then_some(at).flatten(),
+        };
+        Decision::Queued(Queued::new(Arc::clone(shared), ask, timer))
+    }
+
+    /// Whether [`decide`](Self::decide) of a default call without a deadline
+    /// would queue a request that found no free permit (rather than reject
+    /// it): the semaphore is open and the policy waits, or its queue has room.
+    pub(crate) fn would_queue(&self) -> bool {
+        let semaphore = &self.shared.semaphore;
+        !semaphore.is_closed()
+            && match self.shared.policy {
+                Policy::Wait => true,
+                Policy::Shed => false,
+                Policy::Queue { max_queue, .. } => max_queue > semaphore.waiters(),
+            }
+    }
+}

@@ -1,0 +1,109 @@
+//! The semaphore's crate-internal side, for an [`Admission`](crate::admission::Admission):
+//! acquisitions with a criticality and a key, the reserve, codel's test, and
+//! the per-criticality counts its stats read.
+
+use super::acquire::{Acquire, Ask};
+use super::state::Miss;
+use super::{Permit, Semaphore, TryAcquireError};
+use crate::admission::{Criticality, Reserve};
+use crate::sync::lock;
+use crate::time::Instant;
+use crate::Key;
+use core::task::Waker;
+use core::time::Duration;
+
+impl Semaphore {
+    /// Takes a permit for a call of `rank` if one is free beyond what `rank`
+    /// must leave for more critical calls.
+    #[inline]
+    pub(crate) fn try_acquire_as(&self, rank: Criticality) -> Result<Permit, TryAcquireError> {
+        match self.take_fast(rank) {
+            Ok(permit) => Ok(permit),
+            Err(Miss::Locked) => self.try_acquire_locked(rank, None),
+            Err(miss) => Err(miss.into()),
+        }
+    }
+
+    /// [`try_acquire_as`](Self::try_acquire_as) for a call of `key`, which
+    /// is counted for the fair share while it holds the permit.
+    pub(crate) fn try_acquire_keyed(
+        &self,
+        rank: Criticality,
+        key: &Key,
+    ) -> Result<Permit, TryAcquireError> {
+        self.try_acquire_locked(rank, Some(key))
+    }
+
+    fn try_acquire_locked(
+        &self,
+        rank: Criticality,
+        key: Option<&Key>,
+    ) -> Result<Permit, TryAcquireError> {
+        let mut queue = lock(&self.inner().queue);
+        let slot = key.and_then(|key| queue.keys.slot(key));
+        let taken = self.inner().take_above(queue.keep(rank));
+        match (taken, slot) {
+            (Ok(()), slot) => {
+                if let Some(slot) = slot {
+                    queue.keys.add_holding(slot, 1);
+                }
+                drop(queue);
+                Ok(self.permit(rank, slot))
+            }
+            (Err(miss), slot) => {
+                if let Some(slot) = slot {
+                    queue.keys.forget_idle(slot);
+                }
+                Err(miss.into())
+            }
+        }
+    }
+
+    /// Waits for a permit as `ask` says.
+    pub(crate) fn acquire_with(&self, ask: Ask) -> Acquire {
+        Acquire::new(self.clone(), ask)
+    }
+
+    /// The lock-free take.
+    #[inline]
+    pub(super) fn take_fast(&self, rank: Criticality) -> Result<Permit, Miss> {
+        self.inner().try_take(rank)?;
+        Ok(self.permit(rank, None))
+    }
+
+    /// Permits of sheddable or critical calls returned so far (0 for default
+    /// calls, which are not counted: their permits out are the rest).
+    pub(crate) fn returned(&self, rank: Criticality) -> u64 {
+        self.inner().returned(rank)
+    }
+
+    /// Waiters of `rank` displaced from a full queue so far.
+    pub(crate) fn displaced(&self, rank: Criticality) -> u64 {
+        self.inner()
+            .displaced
+            .get(rank.index())
+            .map_or(0, |count| count.load(crate::sync::Ordering::Relaxed))
+    }
+
+    /// Keeps part of the limit for more critical calls (see [`Reserve`]);
+    /// waiters that may take a permit under the new reserve get one at once.
+    pub(crate) fn set_reserve(&self, reserve: Reserve) {
+        let wakers = self
+            .inner()
+            .set_reserve_locked(&mut lock(&self.inner().queue), reserve);
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    /// The reserve in force.
+    pub(crate) fn reserve(&self) -> Reserve {
+        lock(&self.inner().queue).reserve()
+    }
+
+    /// Codel's test: whether the queue has stood (never emptied) for longer
+    /// than `interval` at `now`. If so it is served newest first from now on,
+    /// until it drains.
+    pub(crate) fn standing(&self, now: Instant, interval: Duration) -> bool {
+        self.inner()
+            .standing_locked(&mut lock(&self.inner().queue), now, interval)
+    }
+}
