@@ -254,6 +254,9 @@ suite_soak_smoke() {
     # back, no trap or hang, RSS under 1 GiB, then normal answers from the
     # same instance. With queues, permits are handed from request to request.
     [ -f dist/worker/edgeshed_bg.wasm ] || ./scripts/build-worker.sh
+    # The soak's client first: which connection resets it resends (the
+    # keep-alive race only), and the workerd idle timeout behind that.
+    node --test tests/soak/
     node benches/soak/soak.mjs --seconds 10 --queues on
     node benches/soak/soak.mjs --seconds 10 --queues off
 }
