@@ -14,6 +14,13 @@ cd "$ROOT"
 
 bash scripts/setup.sh
 
+# Nothing left behind: the run gets a temp folder of its own, checked (and
+# removed) after the last suite, as is every process the run started
+# (scripts/leftovers.sh).
+# shellcheck source=scripts/leftovers.sh
+source scripts/leftovers.sh
+leftovers_begin
+
 # npm's binaryen wasm-opt must win over any other wasm-opt (Debian's breaks workerd).
 export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -35,6 +42,7 @@ on_error() {
     local code=$?
     echo >&2
     echo "test.sh: FAILED in suite '${CURRENT_SUITE:-setup}' (exit ${code}) after $((SECONDS - START_ALL))s; passed before it: ${PASSED_SUITES[*]:-none}" >&2
+    leftovers_cleanup
     exit "$code"
 }
 trap on_error ERR
@@ -122,18 +130,35 @@ suite_wasm_node() {
     done
 }
 
+# Kills every process of session $1 and waits until none is left (a
+# killed Chromium can take a moment to go; its files are removed after).
+stop_session() {
+    local i
+    for i in $(seq 1 50); do
+        pkill -KILL -s "$1" 2>/dev/null || true
+        pgrep -s "$1" >/dev/null || break
+        sleep 0.1
+    done
+    wait "$1" 2>/dev/null || true
+}
+
 # One attempt of the browser tests of crate $1, its output in $2. Returns the
 # runner's status, or 75 when the browser stalled: a test page that has not
 # started loading its wasm STALL_S seconds after the runner opened it.
 CHROME_STALL_S=${CHROME_STALL_S:-60}
 chrome_attempt() {
-    local crate=$1 log=$2 session status=0 waiting=0
+    local crate=$1 log=$2 session status=0 waiting=0 tmp
+    # ChromeDriver and Chromium put the browser's profile (~16 MB) and
+    # singleton socket in TMPDIR; the runner kills ChromeDriver right after
+    # closing the window, before either is removed. A folder of the
+    # attempt's own, removed once its processes are gone, takes them.
+    tmp=$(mktemp -d)
     # A session of its own (setsid: its pid is the session id), so that a
     # stalled attempt's chromedriver and Chromium can be stopped without
     # touching any other browser. WASM_BINDGEN_USE_BROWSER=1: the tests are
     # configured for Node.js (wasm-pack's default); it runs them in the
     # browser too.
-    WASM_BINDGEN_USE_BROWSER=1 setsid timeout 600 \
+    TMPDIR="$tmp" WASM_BINDGEN_USE_BROWSER=1 setsid timeout 600 \
         wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver "$crate" \
         >"$log" 2>&1 &
     session=$!
@@ -147,14 +172,15 @@ chrome_attempt() {
             waiting=0
         fi
         if [ "$waiting" -ge "$CHROME_STALL_S" ]; then
-            pkill -KILL -s "$session" 2>/dev/null || true
-            wait "$session" 2>/dev/null || true
-            return 75
+            status=75
+            break
         fi
     done
-    wait "$session" || status=$?
-    # Whatever the attempt left running (a browser outliving the runner).
-    pkill -KILL -s "$session" 2>/dev/null || true
+    [ "$status" -eq 75 ] || wait "$session" || status=$?
+    # Whatever the attempt left running (a browser outliving the runner, or
+    # the whole stalled attempt), then what it left in its folder.
+    stop_session "$session"
+    rm -rf "$tmp"
     return "$status"
 }
 
@@ -307,6 +333,9 @@ for entry in "${SUITES[@]}"; do
     echo "-- $name passed in $((SECONDS - suite_start))s"
     PASSED_SUITES+=("$name")
 done
+CURRENT_SUITE="leftovers"
+section "leftovers: nothing the run made is left in the temp folder, no process of it alive"
+leftovers_check
 CURRENT_SUITE=""
 
 echo

@@ -42,6 +42,8 @@ import { setPriority } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Log, LogLevel, Miniflare } from "miniflare";
+// A temp folder of the soak's own (Miniflare's is not removed on a quick exit).
+import "../../tests/worker/support/own-tmpdir.mjs";
 import { idle, ROOT, wranglerToml } from "../../tests/worker/support/worker.mjs";
 import { soakClient } from "./client.mjs";
 import { rssKiB, workerdPids } from "../support/workerd.mjs";

@@ -8,6 +8,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+// wrangler's update check keeps a cache in os.tmpdir(): a folder removed at exit.
+import "./support/own-tmpdir.mjs";
 import { ROOT, startWorker, wranglerToml } from "./support/worker.mjs";
 
 test("wrangler.toml [vars.EDGESHED] (the demo configuration) runs in workerd and means what it says", async () => {
