@@ -18,8 +18,8 @@ import "./support/link-package.mjs";
 
 const LOOP = fileURLToPath(new URL("./fixtures/deopt-loop.mjs", import.meta.url));
 const [major] = process.versions.node.split(".").map(Number);
-// The versions whose V8 aborts (checked on 18.20.8, 20.0.0, 20.20.2, 22.0.0,
-// 22.23.5, 23.11.1, 24.22.3; README, "Node.js versions").
+// The versions whose V8 aborts (checked on 18.20.8, 20.0.0, 20.20.2, 21.7.3,
+// 22.0.0, 22.23.5, 23.11.1, 24.22.3; README, "Node.js versions").
 const AFFECTED = major >= 20 && major <= 23;
 
 function loop(target) {
