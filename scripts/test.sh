@@ -130,69 +130,22 @@ suite_wasm_node() {
     done
 }
 
-# Kills every process of session $1 and waits until none is left (a
-# killed Chromium can take a moment to go; its files are removed after).
-stop_session() {
-    local i
-    for i in $(seq 1 50); do
-        pkill -KILL -s "$1" 2>/dev/null || true
-        pgrep -s "$1" >/dev/null || break
-        sleep 0.1
-    done
-    wait "$1" 2>/dev/null || true
-}
-
-# One attempt of the browser tests of crate $1, its output in $2. Returns the
-# runner's status, or 75 when the browser stalled: a test page that has not
-# started loading its wasm STALL_S seconds after the runner opened it.
-CHROME_STALL_S=${CHROME_STALL_S:-60}
-chrome_attempt() {
-    local crate=$1 log=$2 session status=0 waiting=0 tmp
-    # ChromeDriver and Chromium put the browser's profile (~16 MB) and
-    # singleton socket in TMPDIR; the runner kills ChromeDriver right after
-    # closing the window, before either is removed. A folder of the
-    # attempt's own, removed once its processes are gone, takes them.
-    tmp=$(mktemp -d)
-    # A session of its own (setsid: its pid is the session id), so that a
-    # stalled attempt's chromedriver and Chromium can be stopped without
-    # touching any other browser. WASM_BINDGEN_USE_BROWSER=1: the tests are
-    # configured for Node.js (wasm-pack's default); it runs them in the
-    # browser too.
-    TMPDIR="$tmp" WASM_BINDGEN_USE_BROWSER=1 setsid timeout 600 \
-        wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver "$crate" \
-        >"$log" 2>&1 &
-    session=$!
-    # A watchdog, not a synchronisation: the runner reports no event for a
-    # page that never loads, so the wait is counted in seconds.
-    while kill -0 "$session" 2>/dev/null; do
-        sleep 1
-        if [ "$(grep -c "Running headless tests" "$log")" -gt "$(grep -c "Loading Wasm module" "$log")" ]; then
-            waiting=$((waiting + 1))
-        else
-            waiting=0
-        fi
-        if [ "$waiting" -ge "$CHROME_STALL_S" ]; then
-            status=75
-            break
-        fi
-    done
-    [ "$status" -eq 75 ] || wait "$session" || status=$?
-    # Whatever the attempt left running (a browser outliving the runner, or
-    # the whole stalled attempt), then what it left in its folder.
-    stop_session "$session"
-    rm -rf "$tmp"
-    return "$status"
-}
+# chrome_attempt: one attempt of a crate's browser tests, with the stall
+# watchdog (scripts/chrome-attempt.sh).
+# shellcheck source=scripts/chrome-attempt.sh
+source scripts/chrome-attempt.sh
 
 suite_wasm_chrome() {
     # The same tests in headless Chromium (/usr/bin/chromedriver).
     #
-    # On this kind of machine headless Chromium sometimes stalls for minutes
-    # before it loads wasm-bindgen-test-runner's page (a known flake of the
-    # runner with Chrome; in one fresh-clone CI run three attempts in a row).
-    # An attempt whose page has not started loading after CHROME_STALL_S is
-    # cut off and the crate retried, at most 4 attempts per crate. A test
-    # that ran and failed is never retried.
+    # Headless Chromium sometimes waits minutes for a script of the test
+    # page: the runner's HTTP server (tiny_http 0.12) leaves a new connection
+    # unserved until another one closes (RELIABILITY.md, "Headless Chromium
+    # stalls"; in one fresh-clone CI run three attempts in a row). The
+    # watchdog (scripts/chrome-attempt.sh) pokes the server, which ends such
+    # a wait; an attempt whose page has not started loading after
+    # CHROME_STALL_S is cut off and the crate retried, at most 4 attempts
+    # per crate. A test that ran and failed is never retried.
     local crate attempt log status
     for crate in "${WASM_TEST_CRATES[@]}"; do
         for attempt in 1 2 3 4; do
