@@ -35,9 +35,14 @@ leftovers_begin() {
 marked_processes() {
     local dir pid entry
     local -a environ
+    local stat
     for dir in /proc/[0-9]*; do
         pid=${dir#/proc/}
         [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] && continue
+        # A zombie has ended already (its parent, or init, reaps it).
+        read -r stat 2>/dev/null <"$dir/stat" || continue
+        stat=${stat##*) }
+        [ "${stat%% *}" = Z ] && continue
         mapfile -d '' environ 2>/dev/null <"$dir/environ" || continue
         for entry in "${environ[@]}"; do
             if [ "$entry" = "EDGESHED_TEST_RUN=$LEFTOVERS_RUN_TMP" ]; then
@@ -56,6 +61,13 @@ leftovers_check() {
         head -c 1048576 /dev/zero >"$LEFTOVERS_RUN_TMP/org.chromium.Chromium.scoped_dir.planted/Default/History"
     fi
     pids=$(marked_processes)
+    # A process may be on its way out (a child ending after its parent):
+    # up to 5 s for those to go.
+    for _ in $(seq 1 25); do
+        [ -n "$pids" ] || break
+        sleep 0.2
+        pids=$(marked_processes)
+    done
     if [ -n "$pids" ]; then
         found=1
         echo "leftovers: processes of this run still running:" >&2

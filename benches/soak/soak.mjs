@@ -444,7 +444,11 @@ sampleRss(elapsed());
 await new Promise((resolve) => setTimeout(resolve, 200)); // let the log streams flush
 client.destroy();
 await mf.dispose();
+// The origins exit when the channel closes; wait for it, so that the soak
+// leaves no process behind.
+const originsExited = new Promise((resolve) => (originsChild.exitCode === null ? originsChild.once("exit", resolve) : resolve()));
 originsChild.disconnect();
+await originsExited;
 
 // ---------------------------------------------------------------- checks ---
 
