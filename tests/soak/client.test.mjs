@@ -154,7 +154,9 @@ test("workerd closes an idle keep-alive connection 5 s after its last answer, un
     socket.destroy();
     assert.match(text, /^HTTP\/1\.1 200/);
     assert.doesNotMatch(text, /keep-alive|connection: close/i, "the answer does not announce the timeout");
-    assert.ok(idleMs >= 4900 && idleMs < 6000, `closed after ${idleMs.toFixed(0)} ms idle`);
+    // workerd's timer starts when it has sent the answer, this clock when the
+    // answer has been read: on a busy machine the two are up to ~1 s apart.
+    assert.ok(idleMs >= 4000 && idleMs < 7000, `closed after ${idleMs.toFixed(0)} ms idle`);
   } finally {
     await mf.dispose();
   }
