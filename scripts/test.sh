@@ -223,7 +223,11 @@ suite_www() {
     # workerd (Miniflare). Screenshots go to artifacts/www/.
     [ -f pkg/browser.js ] || ./scripts/build-pkg.sh
     [ -f dist/worker/edgeshed_bg.wasm ] || ./scripts/build-worker.sh
-    node --test --test-concurrency=1 --test-force-exit tests/www/
+    # Each test process takes a temp folder of its own, removed at exit:
+    # the live test's Miniflare would leave its own behind under
+    # --test-force-exit (tests/worker/support/own-tmpdir.mjs).
+    NODE_OPTIONS="--import=file://$ROOT/tests/worker/support/own-tmpdir.mjs ${NODE_OPTIONS:-}" \
+        node --test --test-concurrency=1 --test-force-exit tests/www/
 }
 
 suite_soak_smoke() {
