@@ -112,15 +112,18 @@ export function soakClient({ base, connections, timeoutMs, retries = 1, raceIdle
           seen.maxReusedIdleMs = Math.max(seen.maxReusedIdleMs, idleMs);
         } else seen.freshSockets++;
       });
+      let failure = null;
       const failed = (error, responded) => {
+        // A request can fail twice (its response, then the request itself).
+        if (failure) return { error: failure.code, retryable: false, failure };
         const code = error.code ?? error.message;
         const info = socketInfo ?? { reused: false, idleMs: 0 };
         const responseBytes = socketInfo ? socketInfo.socket.bytesRead - socketInfo.bytesRead : 0;
-        const failure = { at: now(), code, reused: info.reused, idleMs: Math.round(info.idleMs), responseBytes, retried: false };
+        failure = { at: now(), code, reused: info.reused, idleMs: Math.round(info.idleMs), responseBytes, retried: false };
         seen.failures.push(failure);
         const retryable =
           RESET_CODES.has(error.code) && info.reused && info.idleMs >= raceIdleMs && !responded && responseBytes === 0;
-        return { error: code, retryable, failure };
+        return { error: responded ? `response ${code}` : code, retryable, failure };
       };
       req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error("client timeout"), { code: "client timeout" })));
       req.on("error", (error) => resolve(failed(error, false)));

@@ -25,7 +25,9 @@
 // Invariants (exit 1 when one fails):
 //   - every answer is 200, 502, 503 or 504 with the documented body (and
 //     Retry-After on 503); a proxied 200 carries the whole 2 KiB body;
-//   - no client-side error or timeout (15 s);
+//   - no client-side error or timeout (15 s); a request whose reused socket
+//     workerd closed under it (the keep-alive race) is resent once and
+//     counted (client.mjs), at most max(connections, answers / 1000) times;
 //   - afterwards inFlight 0 and queued 0 in every scope of /__edgeshed/stats,
 //     and the global counters account for every answer;
 //   - the worker's metrics show no task still running, lost or holding a
@@ -459,9 +461,9 @@ if (violationCount > 0) {
   );
 }
 // Connections (client.mjs). A resend is the keep-alive race only: a reused
-// socket reset before any byte of the answer. More than RETRY_CAP of them
-// fails the soak: at most one per socket the server closed while idle, and
-// far fewer than that in practice (RELIABILITY.md).
+// socket, idle 2.5 s or more, reset before any byte of the answer. More than
+// retryCap of them fails the soak: each needs a socket workerd closed while
+// idle, and runs see far fewer (RELIABILITY.md).
 const connectionReport = client.report();
 const retryCap = Math.max(args.connections, Math.ceil(counts.total / 1000));
 if (connectionReport.retries > retryCap) {
@@ -544,7 +546,6 @@ console.log(`  log: ${logLines.length} lines, ${trapLines.length} trap/hang line
       (c.otherFailures.length ? ` ${JSON.stringify(c.otherFailures.slice(0, 5).map(({ at, ...f }) => ({ at: +(at / 1000 - startedAt / 1000).toFixed(2), ...f })))}` : ""),
   );
 }
-
 console.log(`  after: ${after.map((a) => `${a.route} ${a.status}`).join(", ")}`);
 
 mkdirSync(join(args.log, ".."), { recursive: true });

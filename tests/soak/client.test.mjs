@@ -113,6 +113,7 @@ describe("soak client: what it resends", () => {
     assert.ok(r.error, JSON.stringify(r));
     const report = client.report();
     assert.equal(report.retries, 0);
+    assert.equal(report.otherFailures.length, 1, "one failure, counted once");
     assert.ok(report.otherFailures[0].responseBytes > 0, JSON.stringify(report.otherFailures));
     assert.equal(s.seen.requests, 2);
   });
