@@ -14,6 +14,13 @@ cd "$ROOT"
 
 bash scripts/setup.sh test
 
+# Nothing left behind: the run gets a temp folder of its own, checked (and
+# removed) after the last suite, as is every process the run started
+# (scripts/leftovers.sh).
+# shellcheck source=scripts/leftovers.sh
+source scripts/leftovers.sh
+leftovers_begin
+
 # npm's binaryen wasm-opt must win over any other wasm-opt (Debian's breaks workerd).
 export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -35,6 +42,7 @@ on_error() {
     local code=$?
     echo >&2
     echo "test.sh: FAILED in suite '${CURRENT_SUITE:-setup}' (exit ${code}) after $((SECONDS - START_ALL))s; passed before it: ${PASSED_SUITES[*]:-none}" >&2
+    leftovers_cleanup
     exit "$code"
 }
 trap on_error ERR
@@ -126,51 +134,22 @@ suite_wasm_node() {
     done
 }
 
-# One attempt of the browser tests of crate $1, its output in $2. Returns the
-# runner's status, or 75 when the browser stalled: a test page that has not
-# started loading its wasm STALL_S seconds after the runner opened it.
-CHROME_STALL_S=${CHROME_STALL_S:-60}
-chrome_attempt() {
-    local crate=$1 log=$2 session status=0 waiting=0
-    # A session of its own (setsid: its pid is the session id), so that a
-    # stalled attempt's chromedriver and Chromium can be stopped without
-    # touching any other browser. WASM_BINDGEN_USE_BROWSER=1: the tests are
-    # configured for Node.js (wasm-pack's default); it runs them in the
-    # browser too.
-    WASM_BINDGEN_USE_BROWSER=1 setsid timeout 600 \
-        wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver "$crate" \
-        >"$log" 2>&1 &
-    session=$!
-    # A watchdog, not a synchronisation: the runner reports no event for a
-    # page that never loads, so the wait is counted in seconds.
-    while kill -0 "$session" 2>/dev/null; do
-        sleep 1
-        if [ "$(grep -c "Running headless tests" "$log")" -gt "$(grep -c "Loading Wasm module" "$log")" ]; then
-            waiting=$((waiting + 1))
-        else
-            waiting=0
-        fi
-        if [ "$waiting" -ge "$CHROME_STALL_S" ]; then
-            pkill -KILL -s "$session" 2>/dev/null || true
-            wait "$session" 2>/dev/null || true
-            return 75
-        fi
-    done
-    wait "$session" || status=$?
-    # Whatever the attempt left running (a browser outliving the runner).
-    pkill -KILL -s "$session" 2>/dev/null || true
-    return "$status"
-}
+# chrome_attempt: one attempt of a crate's browser tests, with the stall
+# watchdog (scripts/chrome-attempt.sh).
+# shellcheck source=scripts/chrome-attempt.sh
+source scripts/chrome-attempt.sh
 
 suite_wasm_chrome() {
     # The same tests in headless Chromium (/usr/bin/chromedriver).
     #
-    # On this kind of machine headless Chromium sometimes stalls for minutes
-    # before it loads wasm-bindgen-test-runner's page (a known flake of the
-    # runner with Chrome; in one fresh-clone CI run three attempts in a row).
-    # An attempt whose page has not started loading after CHROME_STALL_S is
-    # cut off and the crate retried, at most 4 attempts per crate. A test
-    # that ran and failed is never retried.
+    # Headless Chromium sometimes waits minutes for a script of the test
+    # page: the runner's HTTP server (tiny_http 0.12) leaves a new connection
+    # unserved until another one closes (RELIABILITY.md, "Headless Chromium
+    # stalls"; in one fresh-clone CI run three attempts in a row). The
+    # watchdog (scripts/chrome-attempt.sh) pokes the server, which ends such
+    # a wait; an attempt whose page has not started loading after
+    # CHROME_STALL_S is cut off and the crate retried, at most 4 attempts
+    # per crate. A test that ran and failed is never retried.
     local crate attempt log status
     for crate in "${WASM_TEST_CRATES[@]}"; do
         for attempt in 1 2 3 4; do
@@ -273,7 +252,11 @@ suite_www() {
     # workerd (Miniflare). Screenshots go to artifacts/www/.
     [ -f pkg/browser.js ] || ./scripts/build-pkg.sh
     [ -f dist/worker/edgeshed_bg.wasm ] || ./scripts/build-worker.sh
-    node --test --test-concurrency=1 --test-force-exit tests/www/
+    # Each test process takes a temp folder of its own, removed at exit:
+    # the live test's Miniflare would leave its own behind under
+    # --test-force-exit (tests/worker/support/own-tmpdir.mjs).
+    NODE_OPTIONS="--import=file://$ROOT/tests/worker/support/own-tmpdir.mjs ${NODE_OPTIONS:-}" \
+        node --test --test-concurrency=1 --test-force-exit tests/www/
 }
 
 suite_soak_smoke() {
@@ -283,6 +266,9 @@ suite_soak_smoke() {
     # back, no trap or hang, RSS under 1 GiB, then normal answers from the
     # same instance. With queues, permits are handed from request to request.
     [ -f dist/worker/edgeshed_bg.wasm ] || ./scripts/build-worker.sh
+    # The soak's client first: which connection resets it resends (the
+    # keep-alive race only), and the workerd idle timeout behind that.
+    node --test tests/soak/
     node benches/soak/soak.mjs --seconds 10 --queues on
     node benches/soak/soak.mjs --seconds 10 --queues off
 }
@@ -336,6 +322,9 @@ for entry in "${SUITES[@]}"; do
     echo "-- $name passed in $((SECONDS - suite_start))s"
     PASSED_SUITES+=("$name")
 done
+CURRENT_SUITE="leftovers"
+section "leftovers: nothing the run made is left in the temp folder, no process of it alive"
+leftovers_check
 CURRENT_SUITE=""
 
 echo

@@ -25,7 +25,9 @@
 // Invariants (exit 1 when one fails):
 //   - every answer is 200, 502, 503 or 504 with the documented body (and
 //     Retry-After on 503); a proxied 200 carries the whole 2 KiB body;
-//   - no client-side error or timeout (15 s);
+//   - no client-side error or timeout (15 s); a request whose reused socket
+//     workerd closed under it (the keep-alive race) is resent once and
+//     counted (client.mjs), at most max(connections, answers / 1000) times;
 //   - afterwards inFlight 0 and queued 0 in every scope of /__edgeshed/stats,
 //     and the global counters account for every answer;
 //   - the worker's metrics show no task still running, lost or holding a
@@ -38,18 +40,20 @@
 import { randomUUID } from "node:crypto";
 import { fork } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { Agent, request as httpRequest } from "node:http";
 import { setPriority } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Log, LogLevel, Miniflare } from "miniflare";
+// A temp folder of the soak's own (Miniflare's is not removed on a quick exit).
+import "../../tests/worker/support/own-tmpdir.mjs";
 import { idle, ROOT, wranglerToml } from "../../tests/worker/support/worker.mjs";
+import { soakClient } from "./client.mjs";
 import { rssKiB, workerdPids } from "../support/workerd.mjs";
 
 // ------------------------------------------------------------------ args ---
 
 function parseArgs(argv) {
-  const args = { worker: "edgeshed", connections: 200, factor: 10, queues: true, json: null, log: join(ROOT, "artifacts/soak/workerd.log") };
+  const args = { worker: "edgeshed", connections: 200, factor: 10, queues: true, retries: 1, json: null, log: join(ROOT, "artifacts/soak/workerd.log") };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i];
     const value = () => {
@@ -71,8 +75,12 @@ function parseArgs(argv) {
       args.queues = v === "on";
     }
     else if (key === "--log") args.log = value();
+    else if (key === "--retries") {
+      args.retries = Number(value());
+      if (args.retries !== 0 && args.retries !== 1) throw new Error("--retries takes 0 or 1");
+    }
     else if (key === "--help" || key === "-h") {
-      console.log("usage: node benches/soak/soak.mjs [--seconds N] [--requests N] [--connections 200] [--factor 10] [--queues on|off] [--worker edgeshed|plain] [--json FILE] [--log FILE]");
+      console.log("usage: node benches/soak/soak.mjs [--seconds N] [--requests N] [--connections 200] [--factor 10] [--queues on|off] [--worker edgeshed|plain] [--retries 1|0] [--json FILE] [--log FILE]");
       process.exit(0);
     } else throw new Error(`unknown argument ${key}`);
   }
@@ -218,34 +226,12 @@ const sampleRss = (t) => rss.push({ t, kib: pids.reduce((sum, pid) => sum + (rss
 
 // ------------------------------------------------------------------ load ---
 
-const agent = new Agent({ keepAlive: true, maxSockets: args.connections, maxFreeSockets: args.connections });
 const CLIENT_TIMEOUT_MS = 15_000;
-
-function send(path) {
-  return new Promise((resolve) => {
-    const req = httpRequest(
-      {
-        host: base.hostname,
-        port: base.port,
-        path,
-        agent,
-        headers: {
-          "accept-encoding": "identity",
-          ...(path.startsWith("/__edgeshed/") ? { authorization: `Bearer ${STATS_TOKEN}` } : {}),
-        },
-      },
-      (res) => {
-        const chunks = [];
-        res.on("data", (c) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on("error", (error) => resolve({ error: `response ${error.code ?? error.message}` }));
-      },
-    );
-    req.setTimeout(CLIENT_TIMEOUT_MS, () => req.destroy(new Error("client timeout")));
-    req.on("error", (error) => resolve({ error: error.code ?? error.message }));
-    req.end();
-  });
-}
+// client.mjs: the keep-alive connections, a record of every socket, and one
+// resend of a request whose reused socket workerd closed under it.
+const client = soakClient({ base, connections: args.connections, timeoutMs: CLIENT_TIMEOUT_MS, retries: args.retries });
+const ADMIN = { authorization: `Bearer ${STATS_TOKEN}` };
+const send = (path) => client.send(path, { "accept-encoding": "identity", ...(path.startsWith("/__edgeshed/") ? ADMIN : {}) });
 
 const RETRY_AFTER = String(CONFIG.retryAfterSeconds);
 /** The answer's kind ("200", "200 degraded", "503 origin:users", ...) or a violation string. */
@@ -458,9 +444,13 @@ for (let i = 0; i < 5; i++) {
 await sleep(1000);
 sampleRss(elapsed());
 await new Promise((resolve) => setTimeout(resolve, 200)); // let the log streams flush
-agent.destroy();
+client.destroy();
 await mf.dispose();
+// The origins exit when the channel closes; wait for it, so that the soak
+// leaves no process behind.
+const originsExited = new Promise((resolve) => (originsChild.exitCode === null ? originsChild.once("exit", resolve) : resolve()));
 originsChild.disconnect();
+await originsExited;
 
 // ---------------------------------------------------------------- checks ---
 
@@ -469,6 +459,15 @@ if (violationCount > 0) {
   failures.push(
     `${violationCount} answers outside the contract: ${JSON.stringify(violationKinds)}; first ones:\n      ${violations.slice(0, 5).join("\n      ")}`,
   );
+}
+// Connections (client.mjs). A resend is the keep-alive race only: a reused
+// socket, idle 2.5 s or more, reset before any byte of the answer. More than
+// retryCap of them fails the soak: each needs a socket workerd closed while
+// idle, and runs see far fewer (RELIABILITY.md).
+const connectionReport = client.report();
+const retryCap = Math.max(args.connections, Math.ceil(counts.total / 1000));
+if (connectionReport.retries > retryCap) {
+  failures.push(`${connectionReport.retries} requests resent after a reset of a reused socket (cap ${retryCap})`);
 }
 const scopes = { global: finalStats.global, ...finalStats.origins };
 for (const [name, s] of Object.entries(scopes)) {
@@ -524,6 +523,7 @@ console.log(`  statuses: ${fmt(counts.byStatus)}`);
 console.log(`  /aggregate: ${fmt(counts.byRoute.aggregate)}`);
 console.log(`  /files/:    ${fmt(counts.byRoute.files)}`);
 console.log(`  final stats (settled in ${settledMs} ms): ${JSON.stringify(finalStats)}`);
+console.log(`  global admitted + shed + queueTimeouts: ${counted} for ${counts.total} answers (${deadline504} of them 504 deadline)`);
 console.log(`  origins: ${JSON.stringify(origins)}`);
 console.log(`  tasks: ${JSON.stringify(taskMetrics)}`);
 console.log(
@@ -532,6 +532,20 @@ console.log(
     (judgeGrowth ? ` (bound ${kib(rssBound)})` : " (growth judged on runs of 60 s or more; cap 1 GiB)"),
 );
 console.log(`  log: ${logLines.length} lines, ${trapLines.length} trap/hang lines`);
+{
+  const c = connectionReport;
+  console.log(
+    `  connections: ${c.attempts} requests written, ${c.freshSockets} on fresh sockets, ${c.reusedSockets} on reused ones ` +
+      `(idle before reuse ${JSON.stringify(c.reusedIdle)}, max ${c.maxReusedIdleMs} ms); ` +
+      `idle sockets closed by workerd ${JSON.stringify(c.serverClosedIdle)}`,
+  );
+  console.log(
+    `  resent after a reset of a reused socket before any byte: ${c.retries} (cap ${retryCap})` +
+      (c.retries ? `, those sockets idle ${Math.min(...c.retriedIdleMs)}-${Math.max(...c.retriedIdleMs)} ms` : "") +
+      `; other connection failures: ${c.otherFailures.length}` +
+      (c.otherFailures.length ? ` ${JSON.stringify(c.otherFailures.slice(0, 5).map(({ at, ...f }) => ({ at: +(at / 1000 - startedAt / 1000).toFixed(2), ...f })))}` : ""),
+  );
+}
 console.log(`  after: ${after.map((a) => `${a.route} ${a.status}`).join(", ")}`);
 
 mkdirSync(join(args.log, ".."), { recursive: true });
@@ -540,7 +554,7 @@ if (args.json) {
   writeFileSync(
     args.json,
     JSON.stringify(
-      { args, rate, loadSeconds, counts, violations, violationKinds, finalStats, taskMetrics, origins, rss, windows, trapLines, after, failures },
+      { args, rate, loadSeconds, counts, violations, violationKinds, finalStats, taskMetrics, origins, connections: connectionReport, rss, windows, trapLines, after, failures },
       null,
       2,
     ),

@@ -10,6 +10,8 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
+// Miniflare's and wrangler's temp files go to a folder removed at exit.
+import "../worker/support/own-tmpdir.mjs";
 import { ROOT } from "./support/link-package.mjs";
 import { closed, isSettled, readmeSnippet, startOrigin } from "./support/helpers.mjs";
 

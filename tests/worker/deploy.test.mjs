@@ -9,6 +9,8 @@ import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+// wrangler's update check keeps a cache in os.tmpdir(): a folder removed at exit.
+import "./support/own-tmpdir.mjs";
 import { localOnly, parseDeployArgs } from "../../scripts/deploy-guard.mjs";
 import { answer, startOrigin } from "./support/origin.mjs";
 import { ROOT } from "./support/worker.mjs";

@@ -5,6 +5,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { unstable_readConfig } from "wrangler";
+// wrangler's update check keeps a cache in os.tmpdir(): a folder removed at exit.
+import "./support/own-tmpdir.mjs";
 import { ROOT, startWorker, wranglerToml } from "./support/worker.mjs";
 
 test("wrangler.toml [vars.EDGESHED] (the demo configuration) runs in workerd and means what it says", async () => {

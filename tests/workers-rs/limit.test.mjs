@@ -12,6 +12,8 @@ import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 import { after, answer, deferred, gate, hang, startOrigin } from "../worker/support/origin.mjs";
 import { ROOT } from "../worker/support/worker.mjs";
+// Miniflare's temp folder: removed at exit (dispose() does not wait).
+import "../worker/support/own-tmpdir.mjs";
 
 const DIR = join(ROOT, "examples/workers-rs");
 const BUILD = join(DIR, "build");
