@@ -14,6 +14,10 @@
 // Both resolve to { sent, errors, timeouts, unfinished, windowMs (how long
 // the load was offered), responses }, where
 // each response is { status, ms, at } (`at`: completion, ms after the start).
+// smooth also takes `path` (default /aggregate) and `headers` for every
+// request, and with `reasons` reads each non-2xx body and keeps its JSON
+// `reason` (the gateway's "limit", "displaced", "fair_share", ...) as
+// `reason` on the response (lib/classes.mjs mixes such streams).
 import { Agent, request } from "node:http";
 import autocannon from "autocannon";
 // The dashboard's seeded generator (mulberry32), uniform in [0, 1).
@@ -28,8 +32,8 @@ export const CONNECTIONS = 200;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Open-loop Poisson arrivals at `rate`/s for `seconds` (see the header). */
-export async function smooth(url, rate, seconds, { seed = 1, onStart } = {}) {
-  const target = new URL("/aggregate", url);
+export async function smooth(url, rate, seconds, { seed = 1, onStart, path = "/aggregate", headers = {}, reasons = false } = {}) {
+  const target = new URL(path, url);
   // At most CONNECTIONS sockets, as many as autocannon gets: beyond them a
   // request waits in the agent (and that wait counts in its latency).
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
@@ -41,13 +45,18 @@ export async function smooth(url, rate, seconds, { seed = 1, onStart } = {}) {
   const send = (scheduled) => {
     out.sent++;
     const req = request(
-      { agent, host: target.hostname, port: target.port, path: target.pathname, method: "GET" },
+      { agent, host: target.hostname, port: target.port, path: target.pathname, method: "GET", headers },
       (res) => {
-        res.resume();
+        const keepBody = reasons && (res.statusCode < 200 || res.statusCode >= 300);
+        let body = "";
+        if (keepBody) res.setEncoding("utf8").on("data", (chunk) => (body += chunk));
+        else res.resume();
         res.on("end", () => {
           running.delete(req);
           const now = performance.now();
-          out.responses.push({ status: res.statusCode, ms: now - scheduled, at: now - t0 });
+          const response = { status: res.statusCode, ms: now - scheduled, at: now - t0 };
+          if (keepBody) response.reason = reasonOf(body);
+          out.responses.push(response);
         });
       },
     );
@@ -81,6 +90,16 @@ export async function smooth(url, rate, seconds, { seed = 1, onStart } = {}) {
   }
   agent.destroy();
   return out;
+}
+
+/** The `reason` of a JSON error body (else its `error`, else null). */
+function reasonOf(body) {
+  try {
+    const parsed = JSON.parse(body);
+    return parsed.reason ?? parsed.error ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -6,22 +6,26 @@
 import { join } from "node:path";
 import { ROOT, bundle, startWorkerd } from "../../support/workerd.mjs";
 
-/** The edgeshed binding with `limits` (the limit keys of each origin). */
-function edgeshedBinding(originUrl, limits) {
+/** The fan-out route on `path` to origins a and b (both required), with the route keys `extra`. */
+export function aggregateRoute(path = "/aggregate", extra = {}) {
+  return {
+    path,
+    ...extra,
+    fanout: [
+      { origin: "a", path: "/a", required: true },
+      { origin: "b", path: "/b", required: true },
+    ],
+  };
+}
+
+/** The edgeshed binding with `limits` (the limit keys of each origin) and `routes` (default: GET /aggregate). */
+export function edgeshedBinding(originUrl, limits, routes = [aggregateRoute()]) {
   const origin = (name) => ({ url: originUrl(name), timeoutMs: 30_000, ...limits });
   return {
     retryAfterSeconds: 1,
     statsPublic: true, // the bench reads the origin limits after each run
     origins: { a: origin("a"), b: origin("b") },
-    routes: [
-      {
-        path: "/aggregate",
-        fanout: [
-          { origin: "a", path: "/a", required: true },
-          { origin: "b", path: "/b", required: true },
-        ],
-      },
-    ],
+    routes,
   };
 }
 

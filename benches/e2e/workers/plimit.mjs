@@ -3,28 +3,18 @@
 // `maxInFlight` calls per origin across the isolate (a module-scope limiter
 // per origin), and an unbounded queue in front of each: no shedding.
 // Bundled with esbuild by benches/e2e/run.mjs. Binding BENCH:
-// { origins: { a: "http://127.0.0.1:port", ... }, maxInFlight: 4 }.
+// { origins: { a: "http://127.0.0.1:port", ... }, maxInFlight: 4 }, and
+// optionally `paths` (default ["/aggregate"]): the paths it serves that way.
 import pLimit from "p-limit";
+import { keepAlive } from "./keep-alive.mjs";
 
 let limits;
 
-// workerd cancels a request that waits only on a promise that another
-// request will settle ("your Worker's code had hung"): p-limit's queue is
-// exactly that. A pending timer of the request's own keeps it alive while it
-// waits (the same trick edgeshed uses for its queued waits).
-const KEEPALIVE_MS = 1000;
-function keepAlive(promise) {
-  let timer;
-  const tick = () => (timer = setTimeout(tick, KEEPALIVE_MS));
-  tick();
-  return promise.finally(() => clearTimeout(timer));
-}
-
 export default {
   async fetch(request, env) {
-    const { origins, maxInFlight } = env.BENCH;
+    const { origins, maxInFlight, paths = ["/aggregate"] } = env.BENCH;
     limits ??= Object.fromEntries(Object.keys(origins).map((name) => [name, pLimit(maxInFlight)]));
-    if (new URL(request.url).pathname !== "/aggregate") {
+    if (!paths.includes(new URL(request.url).pathname)) {
       return Response.json({ error: "not_found" }, { status: 404 });
     }
     try {
