@@ -14,7 +14,7 @@ const limit = (meta) => 2 * meta.unloaded.p50;
 /** Figures every bench shows: origin a's concurrency, the gateway isolate's CPU, what fell outside the contract. */
 const common = [
   ["origin a active mean / peak", (r) => `${f1(r.origin.meanActive)} / ${r.origin.peakActive}`],
-  ["isolate CPU", (r) => f2(r.cpu?.isolate)],
+  ["CPU isolate / load generator", (r) => `${f2(r.cpu?.isolate)} / ${f2(r.cpu?.generator)}`],
   ["outside contract", (r) => String(r.outsideContract ?? 0)],
 ];
 
