@@ -27,8 +27,8 @@ use super::Bounds;
 ///   many calls queued at the origin; in proportion, the comparison depends
 ///   on the RTT ratio alone, which every client of one origin shares.
 /// * **Multiplicative decrease, no dead band**: per round trip the limit
-///   loses a quarter of the queue estimate beyond alpha (at most all of it
-///   at once), and grows by the shared `0.04 × √limit`
+///   loses 0.22 of the queue estimate beyond alpha (at most all of it at
+///   once), and grows by the shared `0.04 × √limit`
 ///   ([`Gradient2Rule`](super::Gradient2Rule)).
 ///   `− log10(limit)` shrank small and large shares by the same amount and
 ///   the band between alpha and beta left them where they were, which kept
@@ -51,12 +51,12 @@ pub struct VegasRule {
 pub type Vegas = Windowed<VegasRule>;
 
 impl Default for VegasRule {
-    /// Alpha 1 %, room below 2 %, smoothing 0.25.
+    /// Alpha 1 %, room below 2 %, smoothing 0.22.
     fn default() -> Self {
         Self {
             alpha: 0.01,
             threshold: 0.02,
-            smoothing: 0.25,
+            smoothing: 0.22,
         }
     }
 }

@@ -70,12 +70,15 @@ impl DrainSchedule {
 /// Served calls a drain averages at least (fewer if its time runs out)...
 const DRAIN_SAMPLES: u64 = 8;
 /// ...and more, up to this many, while the relative standard error of
-/// their mean exceeds `DRAIN_ERROR`: the minimum of three noisy means lies
-/// about 0.85 standard errors below the true mean.
-const MAX_DRAIN_SAMPLES: u64 = 96;
-const DRAIN_ERROR: f64 = 0.015;
-/// The most round trips a drain measures for (its cost, at small limits).
-const MAX_DRAIN_ROUNDS: u64 = 32;
+/// their mean exceeds `DRAIN_ERROR`. Limiters that each measured the origin
+/// a few per cent low or high would disagree on its queue by as much, and
+/// their shares drift apart; 1 % keeps the shares of eight limiters within
+/// a factor of three of each other.
+const MAX_DRAIN_SAMPLES: u64 = 192;
+const DRAIN_ERROR: f64 = 0.01;
+/// The most round trips a drain measures for: its cost, where a small
+/// limit collects its calls slowly.
+const MAX_DRAIN_ROUNDS: u64 = 24;
 /// Fewest served calls that make a drain's mean worth keeping.
 const MIN_DRAIN_SAMPLES: u64 = 3;
 
@@ -93,7 +96,9 @@ pub(crate) enum Drains {
 #[derive(Clone, Debug)]
 pub(crate) struct Active {
     startup: bool,
-    limit: usize,
+    limit: f64,
+    /// When the drain began: calls started before are the old load.
+    began: Instant,
     measure_from: Instant,
     /// Set once enough calls were measured: calls started before it still
     /// count (the longest ones finish last; leaving them out would bias the
@@ -103,6 +108,23 @@ pub(crate) struct Active {
     window: WindowSummary,
 }
 
+impl Active {
+    /// Measures from `now` on, as long as before (but a drain lasts at most
+    /// four times its planned length).
+    fn restart_measuring(&mut self, now: Instant) {
+        let span = self.until.saturating_duration_since(self.measure_from);
+        let latest = self.began.saturating_add(
+            self.until
+                .saturating_duration_since(self.began)
+                .saturating_mul(4),
+        );
+        self.measure_from = now;
+        self.until = now.saturating_add(span).min(latest);
+        self.window = WindowSummary::default();
+        self.closing = None;
+    }
+}
+
 /// What a finished call meant for the drains.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -110,8 +132,9 @@ pub(crate) enum Step {
     Normal,
     /// A drain is on (or started with this call): hold the drain limit.
     Draining,
-    /// The drain ended with this call: back to the limit.
-    Ended,
+    /// The drain ended with this call: back to the limit (`startup`: it was
+    /// the first drain, which measured the first no-load RTT).
+    Ended { startup: bool },
 }
 
 impl Drains {
@@ -125,7 +148,7 @@ impl Drains {
         sample: &Sample,
         wall: Duration,
         flush: Duration,
-        limits: (usize, usize),
+        limits: (f64, f64),
         baseline: &mut Baseline,
     ) -> Step {
         let now = sample.completed();
@@ -150,6 +173,12 @@ impl Drains {
             }
             Self::Active(active) => {
                 let started = sample.started();
+                if started < active.began && now > active.measure_from {
+                    // A call of the old load finished only now: the queue it
+                    // waited in was still there for the calls started until
+                    // now (FIFO), so they do not measure the no-load RTT.
+                    active.restart_measuring(now);
+                }
                 let before_close = active.closing.is_none_or(|closing| started < closing);
                 if !sample.dropped() && started >= active.measure_from && before_close {
                     active.window.add(sample);
@@ -174,14 +203,17 @@ impl Drains {
                 if active.window.served() >= MIN_DRAIN_SAMPLES {
                     baseline.record_drain(&active.window);
                 }
-                *self = if active.startup && baseline.no_load().is_none() {
+                let startup = active.startup;
+                *self = if startup && baseline.no_load().is_none() {
                     Self::Startup
                 } else {
                     Self::Idle {
                         epoch: epoch(baseline),
                     }
                 };
-                Step::Ended
+                Step::Ended {
+                    startup: startup && baseline.no_load().is_some(),
+                }
             }
         }
     }
@@ -192,24 +224,27 @@ impl Drains {
     }
 
     /// The limit a drain holds, while one is on.
-    pub(crate) fn limit(&self) -> Option<usize> {
+    pub(crate) fn limit(&self) -> Option<f64> {
         match self {
             Self::Active(active) => Some(active.limit),
             _ => None,
         }
     }
 
-    fn start(now: Instant, flush: Duration, limit: usize, startup: bool) -> Self {
+    fn start(now: Instant, flush: Duration, limit: f64, startup: bool) -> Self {
+        // `measure_from` moves later while calls of the old load still
+        // finish (`Active::restart_measuring`).
         // FIFO at the origin: what was queued when the drain began is done
         // about one current RTT later (a quarter more for jitter).
         let flush = flush.mul_f64(1.25);
         let measure_from = now.saturating_add(flush);
         let rounds =
-            (MAX_DRAIN_SAMPLES.div_ceil(limit.max(1) as u64) + 2).min(MAX_DRAIN_ROUNDS) as u32;
+            (MAX_DRAIN_SAMPLES.div_ceil(limit.max(1.0) as u64) + 2).min(MAX_DRAIN_ROUNDS) as u32;
         let until = measure_from.saturating_add(flush.saturating_mul(rounds));
         Self::Active(Active {
             startup,
             limit,
+            began: now,
             measure_from,
             closing: None,
             until,

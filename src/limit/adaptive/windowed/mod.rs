@@ -20,27 +20,36 @@ use drain::{Drains, Step};
 /// A delay-based limit after Netflix's `WindowedLimit` decorator: samples
 /// are gathered into windows, and a [`WindowRule`] moves the limit once per
 /// window. What the decorator adds to a rule, shared by [`Gradient2`](super::Gradient2)
-/// and [`Vegas`](super::Vegas):
+/// and [`Vegas`](super::Vegas) (Netflix's decorator closes windows by time
+/// and hands the rule a window's mean RTT; the changes below are what
+/// N independent limiters in front of one origin need, each measured in
+/// `tests/adaptive_convergence.rs` and `tests/adaptive_episodes.rs`):
 ///
-/// * **Windows of fresh calls.** A window holds the calls *started* after
-///   the previous window closed (at least `max(limit, 10)` of them), so
-///   each window sees the limit the previous one chose; calls admitted
-///   under an older limit count in no window (as TCP reduces at most once
-///   per window, RFC 6582). Netflix closes windows by time; counting calls
-///   ties a window to about one round trip of this limiter.
+/// * **Windows that end when they can tell.** A window holds at least
+///   `max(limit, 8)` finished calls and grows, up to `max(limit, 48)`,
+///   while its mean RTT lies within four standard errors of the rule's
+///   threshold: with service times that vary, a window of eight calls
+///   cannot tell a 5 % queue from chance. After a decrease, calls admitted
+///   under the higher limit count in no window (TCP reduces at most once
+///   per window, RFC 6582).
 /// * **One outcome contract.** Only served calls inform the RTT. A window
 ///   with drops multiplies the limit by 0.8 (once, however many drops) and
 ///   never moves the baseline.
 /// * **A no-load RTT from synchronised drains** ([`Baseline`],
-///   [`DrainSchedule`]): the first finished call starts a drain, and so
-///   does the first call after each wall-clock period; during a drain the
-///   limit is its minimum.
-/// * **Slow start** from the initial limit and after a run of drops: the
-///   limit doubles per window while the rule sees room, up to the level
-///   before the drops (TCP's ssthresh, RFC 5681 §3.1).
-/// * **No upward path from under-used windows**: a window whose busiest
-///   moment used less than half the limit never raises it (the published
-///   rule of both algorithms, kept).
+///   [`DrainSchedule`]): the first finished call starts a drain at the
+///   minimum limit; then every limiter drains at the same wall-clock
+///   moments, to 0.85 of what it had in flight divided by the last RTT
+///   ratio, so that the fleet keeps about 0.85 of the origin's capacity in
+///   flight, the queue empties, and most of the throughput stays.
+/// * **Slow start from the bottom**: after the first drain the limit starts
+///   at its minimum (not at the configured initial limit, which may lie far
+///   above the capacity) and doubles per window while the rule sees room;
+///   after a run of drops it does the same up to the level before them
+///   (TCP's ssthresh, RFC 5681 §3.1).
+/// * **No upward path from under-used windows**: a window in which the
+///   limit was never reached never raises it (stricter than the published
+///   "half the limit in use", which let an isolate's limit climb to twice
+///   what it used while the others shrank).
 /// * **A real-valued limit, dithered.** The limit applied is `floor(limit +
 ///   d)` with `d` a low-discrepancy sequence in [0, 1): its mean is the
 ///   real limit. Small per-isolate shares (8 isolates, 8 slots) are then
@@ -80,7 +89,7 @@ const DROP_BACKOFF: f64 = 0.8;
 /// What share of the origin's capacity the fleet keeps in flight during a
 /// drain (see [`Windowed::drain_limit`]): below 1 so that the queue empties
 /// even where the RTT ratio underestimates the overload.
-const DRAIN_DEPTH: f64 = 0.7;
+const DRAIN_DEPTH: f64 = 0.85;
 
 impl<R: WindowRule> Windowed<R> {
     /// `rule` within `bounds`, starting at the initial limit.
@@ -130,23 +139,30 @@ impl<R: WindowRule> Windowed<R> {
         self.drains.active()
     }
 
+    /// Applies the real-valued limit (a drain's while one is on), dithered.
     fn apply(&mut self) -> usize {
-        self.applied = self.bounds.clamp(self.limit + self.dither.next());
+        let dither = self.dither.next();
+        self.applied = match self.drains.limit() {
+            Some(drain) => self.bounds.clamp(drain),
+            None => self.bounds.clamp(self.limit + dither),
+        };
         self.applied
     }
 
     /// Whether the window holds enough calls to judge by: `max(limit, 8)`,
     /// and more while its mean RTT is too noisy to tell on which side of
     /// the rule's threshold it lies (two standard errors; service times
-    /// that vary), up to `max(limit, 48)`. A window with a drop is complete
-    /// at the minimum.
+    /// that vary), up to `max(limit, 48)`. A window with a drop, or in slow
+    /// start, is complete at the minimum.
     fn complete(&self, window: &WindowSummary) -> bool {
         let limit = self.limit.ceil() as u64;
         let count = window.count();
         if count < limit.max(MIN_WINDOW) {
             return false;
         }
-        if window.dropped() > 0 || count >= limit.max(MAX_WINDOW) {
+        // In slow start a wrong call costs one window's overshoot, which the
+        // next window takes back: no need to wait for a clear ratio.
+        if self.slow_start || window.dropped() > 0 || count >= limit.max(MAX_WINDOW) {
             return true;
         }
         let (Some(error), Some(mean)) = (window.relative_error(), window.mean_rtt()) else {
@@ -162,16 +178,16 @@ impl<R: WindowRule> Windowed<R> {
         (ratio - self.rule.threshold()).abs() >= 4.0 * error * ratio
     }
 
-    /// The limit a periodic drain holds: 0.7 of what this limiter had in
-    /// flight, divided by the last window's RTT ratio. If every limiter of
-    /// the fleet does the same, the origin holds about 0.7 of its capacity
-    /// whatever the overload was (its concurrency over its capacity is
-    /// about that ratio), so its queue empties, while the drain keeps most
-    /// of the throughput and measures many calls.
-    fn drain_limit(&self) -> usize {
+    /// The limit a periodic drain holds: 0.85 of what this limiter had in
+    /// flight, divided by the last window's RTT ratio (rounded down). If
+    /// every limiter of the fleet does the same, the origin holds about 0.85
+    /// of its capacity whatever the overload was (its concurrency over its
+    /// capacity is about that ratio), so its queue empties, while the drain
+    /// keeps most of the throughput and measures many calls.
+    fn drain_limit(&self) -> f64 {
         let (ratio, in_flight) = self.recent_load.unwrap_or((1.0, usize::MAX));
         let used = self.limit.min(in_flight as f64);
-        self.bounds.clamp(used * DRAIN_DEPTH / ratio.max(1.0))
+        self.bounds.clamp_f64(used * DRAIN_DEPTH / ratio.max(1.0))
     }
 
     /// The rule applied to one closed window that spanned `span`.
@@ -233,17 +249,22 @@ impl<R: WindowRule> Limit for Windowed<R> {
     }
 
     fn limit(&self) -> usize {
-        self.drains.limit().unwrap_or(self.applied)
+        self.applied
     }
 
     fn update(&mut self, sample: &Sample) -> usize {
         let now = sample.completed();
         let wall = sample.wall_completed();
         let flush = self.recent_rtt.unwrap_or_default().max(sample.rtt());
-        let limits = (self.drain_limit(), self.bounds.min());
+        let limits = (self.drain_limit(), self.bounds.min() as f64);
         match (self.drains).observe(sample, wall, flush, limits, &mut self.baseline) {
-            Step::Draining => return self.limit(),
-            Step::Ended => {
+            Step::Draining => return self.apply(),
+            Step::Ended { startup } => {
+                if startup {
+                    // Slow start from the bottom, not from the configured
+                    // initial limit, which may be far above the capacity.
+                    self.limit = self.bounds.min() as f64;
+                }
                 self.window = WindowSummary::default();
                 self.since = Some(now);
                 self.opened = Some(now);
