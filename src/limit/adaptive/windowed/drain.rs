@@ -1,8 +1,8 @@
 //! Drains synchronised on the wall clock, which measure the no-load RTT.
 
 use super::baseline::Baseline;
-use crate::limit::adaptive::{Sample, WindowSummary};
-use crate::time::Instant;
+use super::state::Call;
+use crate::limit::adaptive::WindowSummary;
 use core::time::Duration;
 
 /// When the limiters of a fleet drain: at every multiple of a period on the
@@ -42,29 +42,31 @@ impl DrainSchedule {
     /// The time between two drains for an origin whose no-load RTT is
     /// `no_load`.
     pub fn period(no_load: Duration) -> Duration {
-        Self::power_of_two(no_load, 256.0)
+        Duration::from_secs(power_of_two(no_load.as_secs_f64(), 256.0))
     }
 
     /// The period between the first drains of a limiter.
     pub fn startup_period(no_load: Duration) -> Duration {
-        Self::power_of_two(no_load, 32.0)
-    }
-
-    fn power_of_two(no_load: Duration, rounds: f64) -> Duration {
-        let wanted = no_load.as_secs_f64() * rounds;
-        let mut period = 1u64;
-        while (period as f64) < wanted && period < 128 {
-            period *= 2;
-        }
-        Duration::from_secs(period)
+        Duration::from_secs(power_of_two(no_load.as_secs_f64(), 32.0))
     }
 
     /// Which period the wall-clock time `wall` (since the Unix epoch, or
     /// since the clock's origin) falls in; a drain starts when it changes.
     pub fn epoch(wall: Duration, period: Duration) -> u64 {
-        let period = period.as_millis().max(1);
-        u64::try_from(wall.as_millis() / period).unwrap_or(u64::MAX)
+        // Whole seconds suffice: periods are whole seconds.
+        wall.as_secs() / period.as_secs().max(1)
     }
+}
+
+/// The smallest power of two seconds at least `rounds × no_load` seconds,
+/// within [1, 128].
+fn power_of_two(no_load: f64, rounds: f64) -> u64 {
+    let wanted = no_load * rounds;
+    let mut period = 1u64;
+    while (period as f64) < wanted && period < 128 {
+        period *= 2;
+    }
+    period
 }
 
 /// Served calls a drain averages at least (fewer if its time runs out)...
@@ -82,7 +84,9 @@ const MAX_DRAIN_ROUNDS: u64 = 24;
 /// Fewest served calls that make a drain's mean worth keeping.
 const MIN_DRAIN_SAMPLES: u64 = 3;
 
-/// Where a limiter stands in its drains.
+/// Where a limiter stands in its drains. Times are seconds on the clock of
+/// the samples (f64: a third of the code of `Instant` arithmetic in the
+/// wasm builds).
 #[derive(Clone, Debug)]
 pub(crate) enum Drains {
     /// No drain measured yet: the next finished call starts one.
@@ -98,28 +102,24 @@ pub(crate) struct Active {
     startup: bool,
     limit: f64,
     /// When the drain began: calls started before are the old load.
-    began: Instant,
-    measure_from: Instant,
+    began: f64,
+    measure_from: f64,
     /// Set once enough calls were measured: calls started before it still
     /// count (the longest ones finish last; leaving them out would bias the
     /// mean low), calls started later do not.
-    closing: Option<Instant>,
-    until: Instant,
+    closing: Option<f64>,
+    until: f64,
     window: WindowSummary,
 }
 
 impl Active {
     /// Measures from `now` on, as long as before (but a drain lasts at most
     /// four times its planned length).
-    fn restart_measuring(&mut self, now: Instant) {
-        let span = self.until.saturating_duration_since(self.measure_from);
-        let latest = self.began.saturating_add(
-            self.until
-                .saturating_duration_since(self.began)
-                .saturating_mul(4),
-        );
+    fn restart_measuring(&mut self, now: f64) {
+        let span = self.until - self.measure_from;
+        let latest = self.began + (self.until - self.began) * 4.0;
         self.measure_from = now;
-        self.until = now.saturating_add(span).min(latest);
+        self.until = (now + span).min(latest);
         self.window = WindowSummary::default();
         self.closing = None;
     }
@@ -138,28 +138,22 @@ pub(crate) enum Step {
 }
 
 impl Drains {
-    /// Takes `sample`, finished at wall-clock `wall`, into account.
-    /// `flush`: how long the calls already queued need to finish (the
-    /// current RTT); `limits`: what a periodic drain holds, and what the
-    /// startup drain holds (the minimum). Records the drain's calls in
-    /// `baseline` when it ends.
+    /// Takes `call` into account. `flush`: how long the calls already
+    /// queued need to finish (the current RTT, seconds); `limits`: what a
+    /// periodic drain holds, and what the startup drain holds (the
+    /// minimum). Records the drain's calls in `baseline` when it ends.
     pub(crate) fn observe(
         &mut self,
-        sample: &Sample,
-        wall: Duration,
-        flush: Duration,
+        call: &Call,
+        flush: f64,
         limits: (f64, f64),
         baseline: &mut Baseline,
     ) -> Step {
-        let now = sample.completed();
+        let now = call.completed;
         let epoch = |baseline: &Baseline| {
-            let no_load = baseline.no_load().unwrap_or(flush);
-            let period = if baseline.drains() < 3 {
-                DrainSchedule::startup_period(no_load)
-            } else {
-                DrainSchedule::period(no_load)
-            };
-            DrainSchedule::epoch(wall, period)
+            let no_load = baseline.no_load_secs().unwrap_or(flush);
+            let rounds = if baseline.drains() < 3 { 32.0 } else { 256.0 };
+            (call.wall / power_of_two(no_load, rounds) as f64) as u64
         };
         match self {
             Self::Startup => {
@@ -172,7 +166,7 @@ impl Drains {
                 Step::Draining
             }
             Self::Active(active) => {
-                let started = sample.started();
+                let started = call.started;
                 if started < active.began && now > active.measure_from {
                     // A call of the old load finished only now: the queue it
                     // waited in was still there for the calls started until
@@ -180,8 +174,8 @@ impl Drains {
                     active.restart_measuring(now);
                 }
                 let before_close = active.closing.is_none_or(|closing| started < closing);
-                if !sample.dropped() && started >= active.measure_from && before_close {
-                    active.window.add(sample);
+                if !call.sample.dropped() && started >= active.measure_from && before_close {
+                    active.window.add(&call.sample);
                 }
                 let window = &active.window;
                 if active.closing.is_none() {
@@ -194,9 +188,9 @@ impl Drains {
                 }
                 // Done once the calls started before closing had the time of
                 // the longest measured one to finish (or the drain ran out).
-                let finished = active.closing.is_some_and(|closing| {
-                    now >= closing.saturating_add(window.max_rtt().unwrap_or_default())
-                });
+                let finished = active
+                    .closing
+                    .is_some_and(|closing| now >= closing + window.max_secs());
                 if !finished && now < active.until {
                     return Step::Draining;
                 }
@@ -204,7 +198,8 @@ impl Drains {
                     baseline.record_drain(&active.window);
                 }
                 let startup = active.startup;
-                *self = if startup && baseline.no_load().is_none() {
+                let measured = baseline.drains() > 0;
+                *self = if startup && !measured {
                     Self::Startup
                 } else {
                     Self::Idle {
@@ -212,7 +207,7 @@ impl Drains {
                     }
                 };
                 Step::Ended {
-                    startup: startup && baseline.no_load().is_some(),
+                    startup: startup && measured,
                 }
             }
         }
@@ -231,16 +226,15 @@ impl Drains {
         }
     }
 
-    fn start(now: Instant, flush: Duration, limit: f64, startup: bool) -> Self {
+    fn start(now: f64, flush: f64, limit: f64, startup: bool) -> Self {
+        // FIFO at the origin: what was queued when the drain began is done
+        // about one current RTT later (a quarter more for jitter);
         // `measure_from` moves later while calls of the old load still
         // finish (`Active::restart_measuring`).
-        // FIFO at the origin: what was queued when the drain began is done
-        // about one current RTT later (a quarter more for jitter).
-        let flush = flush.mul_f64(1.25);
-        let measure_from = now.saturating_add(flush);
-        let rounds =
-            (MAX_DRAIN_SAMPLES.div_ceil(limit.max(1.0) as u64) + 2).min(MAX_DRAIN_ROUNDS) as u32;
-        let until = measure_from.saturating_add(flush.saturating_mul(rounds));
+        let flush = flush * 1.25;
+        let measure_from = now + flush;
+        let rounds = (MAX_DRAIN_SAMPLES as f64 / limit.max(1.0)).ceil() + 2.0;
+        let until = measure_from + flush * rounds.min(MAX_DRAIN_ROUNDS as f64);
         Self::Active(Active {
             startup,
             limit,
