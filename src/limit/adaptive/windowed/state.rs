@@ -48,8 +48,8 @@ const MAX_ROUNDS: f64 = 64.0;
 /// The factor a window with drops applies to the limit.
 const DROP_BACKOFF: f64 = 0.8;
 /// What share of the origin's capacity the fleet keeps in flight during a
-/// drain: below 1 so that the queue empties
-/// even where the RTT ratio underestimates the overload.
+/// drain: below 1 so that the queue empties even where the RTT ratio
+/// underestimates the overload.
 const DRAIN_DEPTH: f64 = 0.85;
 
 /// Everything a windowed limit keeps but its rule.
