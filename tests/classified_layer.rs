@@ -167,7 +167,7 @@ fn the_reserves_follow_an_adaptive_limit_that_moves_the_semaphore() {
         origin.clone(),
         controller,
         clock,
-        edgeshed::limit::adaptive::ErrorsAreDrops,
+        edgeshed::limit::adaptive::DefaultClassify,
     );
     let svc = ClassifiedLimitLayer::new(admission.clone())
         .read_call_with(|_: &u32| Call::new(Criticality::Sheddable))

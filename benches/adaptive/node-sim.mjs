@@ -10,7 +10,8 @@
 //   ./scripts/build-pkg.sh && node benches/adaptive/node-sim.mjs
 //   node benches/adaptive/node-sim.mjs --seconds 20 --load 3 --capacity 16 --latency 50 --sigma 0.25 --seed 1
 // (--sigma: the spread of the origin's log-normal service time; the dashboard's is 0.25;
-//  --lanes vegas,gradient2: only those lanes)
+//  --lanes vegas,gradient2: only those lanes;
+//  --limiters N: N independent Limiters in front of one origin instead, fleet.mjs)
 import { Clock, LimitedLane, LoadGenerator, Origin, rng } from "../../www/sim.js";
 import { percentile } from "../../www/metrics.js";
 
@@ -33,6 +34,11 @@ const POLICY = { maxQueue: 8, queueTimeoutMs: LATENCY_MS, deadlineMs: 5 * LATENC
 // the adaptive lanes start there too.
 const lanesArg = process.argv.indexOf("--lanes");
 const LANES = lanesArg > 0 ? process.argv[lanesArg + 1].split(",") : ["fixed", "aimd", "gradient2", "vegas"];
+if (process.argv.includes("--limiters")) {
+  const { fleet } = await import("./fleet.mjs");
+  await fleet({ Limiter, arg, lanesArg: lanesArg > 0 ? LANES : null });
+  process.exit(0);
+}
 
 const clock = new Clock(1);
 const phases = [

@@ -145,18 +145,23 @@ describe("dashboard: simulation mode", () => {
     assert.ok(Math.min(...series.limit.filter((v) => v != null)) <= 8, `the chart starts near 6: ${series.limit}`);
     assert.ok(series.capacity.every((v) => v === 16 || v == null), `capacity 16 all along: ${series.capacity}`);
 
-    // The origin's capacity drops to 4 mid-run: the limit follows it down.
-    // (Below its high, not to a fixed figure: usually it falls to 8 or
-    // less, but in one CI run of five gradient2 held at 12-13 against 4
-    // slots — an open finding about its baseline, noted in BENCHMARKS.md.)
+    // The origin's capacity drops to 4 mid-run: the limit follows it down to
+    // near the 4 slots (at most twice them: 1.3 x 4 plus the dithering of a
+    // real-valued limit and the drains' jitter), and stays there.
     const peak = await page.evaluate(() => Math.max(...window.__edgeshed.sim.limitSeries.limit.filter((v) => v != null)));
     await page.locator("#capacity").fill("4");
     await until(page, () => window.__edgeshed.sim.lanes.edgeshed.capacity === 4, null, { what: "the origin at 4 slots" });
-    const low = await until(page, (h) => window.__edgeshed.sim.lanes.edgeshed.limit < h && window.__edgeshed.sim.lanes.edgeshed.limit, Math.max(high, peak), {
-      what: "the adaptive limit to fall with the capacity",
+    const low = await until(page, () => window.__edgeshed.sim.lanes.edgeshed.limit <= 8 && window.__edgeshed.sim.lanes.edgeshed.limit, null, {
+      what: "the adaptive limit to fall to <= 8 (2 x the 4 slots)",
       timeout: 30_000,
     });
-    assert.ok(low < Math.max(high, peak), `${low} < max(${high}, ${peak})`);
+    assert.ok(low <= 8 && low < Math.max(high, peak), `${low} <= 8, below max(${high}, ${peak})`);
+    // The next 3 s of the chart's samples (one per 100 ms of simulated time).
+    const from = await page.evaluate(() => ({ t: window.__edgeshed.sim.time, samples: window.__edgeshed.sim.samples }));
+    await until(page, (n) => window.__edgeshed.sim.samples >= n, from.samples + 30, { what: "3 s more of samples" });
+    const settled = await page.evaluate(() => window.__edgeshed.sim.limitSeries);
+    const after = settled.limit.filter((v, i) => v != null && settled.t[i] >= from.t);
+    assert.ok(after.length >= 20 && Math.max(...after) <= 8, `the limit stays near the 4 slots: ${after}`);
     state = await page.evaluate(() => window.__edgeshed.sim);
     assert.equal(state.limitSeries.capacity.at(-1), 4, "the chart's capacity line moved to 4");
     const legends = await page.locator("#lane-edgeshed .legend").allTextContents();

@@ -58,17 +58,19 @@ export type LimiterOptions = FixedLimiterOptions | AdaptiveLimiterOptions;
 
 /**
  * The adaptive algorithms: `"aimd"` backs off on drops (503/429 answers,
- * deadlines, network failures), `"gradient2"` (Netflix) and `"vegas"` on
- * rising latency.
+ * network failures), `"gradient2"` (Netflix) and `"vegas"` on latency above
+ * the origin's no-load latency (measured in drains that every isolate runs
+ * at the same wall-clock moments).
  */
 export type AdaptiveAlgorithm = "aimd" | "gradient2" | "vegas";
 
 /**
- * `options.adaptive`. Every call is a sample: `run` from admission until `fn`
- * settles (a drop: a rejection whose `status` is 503 or 429, or a
- * `DeadlineError`), `fetch` until the response headers (a drop: a 503/429
- * answer, a network failure or the deadline). Calls aborted by their caller
- * are not sampled. Limits are integers from 1 to 1,000,000.
+ * `options.adaptive`. Every call is classified once as served, dropped or
+ * ignored: `run` from admission until `fn` settles (a drop: a rejection whose
+ * `status` is 503 or 429), `fetch` until the response headers (a drop: a
+ * 503/429 answer or a network failure). A `DeadlineError`, a passed
+ * `deadlineMs` and a caller's abort are ignored. Limits are integers from 1
+ * to 1,000,000.
  */
 export interface AdaptiveOptions {
   algorithm: AdaptiveAlgorithm;

@@ -1,4 +1,4 @@
-use super::classify::ErrorsAreDrops;
+use super::classify::DefaultClassify;
 use super::controller::Controller;
 use super::service::{AdaptiveLimit, Sampled};
 use super::Limit;
@@ -36,10 +36,11 @@ use tower_layer::Layer;
 /// | `new(algorithm).queue(max_queue, timeout)?.clock(c)` | wait, bounded in length and time |
 ///
 /// Each call is timed from admission (the permit is held) to the inner
-/// future's completion. It counts as dropped when [`Classify`](super::Classify)
-/// says so: by default when the inner service fails, which includes an
-/// `Overloaded` or `Expired` from an edgeshed layer inside this one. Calls
-/// refused by this limit itself never reach the origin and give no sample.
+/// future's completion and classified by [`Classify`](super::Classify):
+/// by default an inner error is a drop, an `Overloaded` from an edgeshed
+/// layer inside this one too, and an `Expired` (the caller's deadline) is
+/// ignored. Calls refused by this limit itself never reach the origin and
+/// give no sample; nor do calls whose future is dropped (cancelled).
 /// With `hold_permit_in_body` (feature `http-body`) a call is timed
 /// to its response headers, and its permit is held until the body ends.
 ///
@@ -50,7 +51,7 @@ use tower_layer::Layer;
 /// let echo = tower::service_fn(|x: u32| async move { Ok::<_, std::convert::Infallible>(x) });
 /// let service = AdaptiveLimitLayer::new(Aimd::default()).layer(echo); // error: no clock to time calls
 /// ```
-pub struct AdaptiveLimitLayer<L, C = NoClock, D = ErrorsAreDrops, M = ReleaseOnCompletion> {
+pub struct AdaptiveLimitLayer<L, C = NoClock, D = DefaultClassify, M = ReleaseOnCompletion> {
     algorithm: L,
     policy: Policy,
     clock: C,
@@ -70,7 +71,7 @@ struct SharedLimit<L, C> {
 impl<L: Limit> AdaptiveLimitLayer<L> {
     /// Callers wait (FIFO) when the current limit is reached, as in tower.
     pub fn new(algorithm: L) -> Self {
-        Self::configured(algorithm, Policy::Wait, NoClock, ErrorsAreDrops)
+        Self::configured(algorithm, Policy::Wait, NoClock, DefaultClassify)
     }
 }
 
@@ -126,8 +127,8 @@ impl<L: Limit, C, D, M> AdaptiveLimitLayer<L, C, D, M> {
         AdaptiveLimitLayer::configured(self.algorithm, self.policy, clock, self.classify)
     }
 
-    /// Which completed calls count as drops (see [`Classify`](super::Classify)).
-    /// The limit stays the same.
+    /// How completed calls count: served, dropped or ignored (see
+    /// [`Classify`](super::Classify)). The limit stays the same.
     pub fn classify<D2>(self, classify: D2) -> AdaptiveLimitLayer<L, C, D2, M> {
         AdaptiveLimitLayer {
             algorithm: self.algorithm,

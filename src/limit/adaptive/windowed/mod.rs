@@ -1,0 +1,119 @@
+//! The windowed delay-based limits: a windowing rule, a no-load baseline
+//! and a [`WindowRule`] that turns each window into a new limit.
+
+mod baseline;
+mod dither;
+mod drain;
+mod rule;
+mod state;
+
+pub use baseline::Baseline;
+pub use drain::DrainSchedule;
+pub(crate) use rule::integrate;
+pub use rule::WindowRule;
+
+use super::{Bounds, Limit, Sample, WindowLimit, WindowSummary};
+use core::time::Duration;
+use state::State;
+
+/// A delay-based limit after Netflix's `WindowedLimit` decorator: samples
+/// are gathered into windows, and a [`WindowRule`] moves the limit once per
+/// window. What the decorator adds to a rule, shared by [`Gradient2`](super::Gradient2)
+/// and [`Vegas`](super::Vegas) (Netflix's decorator closes windows by time
+/// and hands the rule a window's mean RTT; the changes below are what
+/// N independent limiters in front of one origin need, each measured in
+/// `tests/adaptive_convergence.rs` and `tests/adaptive_episodes.rs`):
+///
+/// * **Windows that end when they can tell.** A window holds at least
+///   `max(limit, 8)` finished calls and grows, up to `max(limit, 48)`,
+///   while its mean RTT lies within four standard errors of the rule's
+///   threshold: with service times that vary, a window of eight calls
+///   cannot tell a 5 % queue from chance. After a decrease, calls admitted
+///   under the higher limit count in no window (TCP reduces at most once
+///   per window, RFC 6582).
+/// * **One outcome contract.** Only served calls inform the RTT. A window
+///   with drops multiplies the limit by 0.8 (once, however many drops) and
+///   never moves the baseline.
+/// * **A no-load RTT from synchronised drains** ([`Baseline`],
+///   [`DrainSchedule`]): the first finished call starts a drain at the
+///   minimum limit; then every limiter drains at the same wall-clock
+///   moments, to 0.85 of what it had in flight divided by the last RTT
+///   ratio, so that the fleet keeps about 0.85 of the origin's capacity in
+///   flight, the queue empties, and most of the throughput stays.
+/// * **Slow start from the bottom**: after the first drain the limit starts
+///   at its minimum (not at the configured initial limit, which may lie far
+///   above the capacity) and doubles per window while the rule sees room;
+///   after a run of drops it does the same up to the level before them
+///   (TCP's ssthresh, RFC 5681 §3.1).
+/// * **No upward path from under-used windows**: a window in which the
+///   limit was never reached never raises it (stricter than the published
+///   "half the limit in use", which let an isolate's limit climb to twice
+///   what it used while the others shrank).
+/// * **A real-valued limit, dithered.** The limit applied is `floor(limit +
+///   d)` with `d` a low-discrepancy sequence in [0, 1): its mean is the
+///   real limit. Small per-isolate shares (8 isolates, 8 slots) are then
+///   fractions of a call rather than whole calls that all step at once.
+#[derive(Clone, Debug)]
+pub struct Windowed<R> {
+    rule: R,
+    state: State,
+}
+
+impl<R: WindowRule> Windowed<R> {
+    /// `rule` within `bounds`, starting at the initial limit.
+    pub fn with_rule(rule: R, bounds: Bounds) -> Self {
+        Self {
+            rule,
+            state: State::new(bounds),
+        }
+    }
+
+    /// The rule.
+    pub fn rule(&self) -> &R {
+        &self.rule
+    }
+
+    /// The rule, to tune it.
+    pub(crate) fn rule_mut(&mut self) -> &mut R {
+        &mut self.rule
+    }
+
+    /// The no-load RTT estimate.
+    pub fn baseline(&self) -> &Baseline {
+        &self.state.baseline
+    }
+
+    /// The real-valued limit the applied one dithers around.
+    pub fn real_limit(&self) -> f64 {
+        self.state.limit
+    }
+
+    /// Whether a drain holds the limit low now.
+    pub fn draining(&self) -> bool {
+        self.state.drains.active()
+    }
+}
+
+impl<R: WindowRule> Limit for Windowed<R> {
+    fn bounds(&self) -> Bounds {
+        self.state.bounds
+    }
+
+    fn limit(&self) -> usize {
+        self.state.applied
+    }
+
+    fn update(&mut self, sample: &Sample) -> usize {
+        self.state.update(sample, &self.rule)
+    }
+}
+
+impl<R: WindowRule> WindowLimit for Windowed<R> {
+    fn on_window(&mut self, window: &WindowSummary, span: Duration) -> usize {
+        self.state.on_window(window, span, &self.rule)
+    }
+
+    fn on_drain(&mut self, window: &WindowSummary) -> usize {
+        self.state.on_drain(window)
+    }
+}
