@@ -6,7 +6,7 @@
 //! Numbers cross as JavaScript numbers: the shell validates them (integers
 //! in range) before calling; times are `Date.now()` milliseconds.
 
-use crate::budget::{LeaseRequest, LeaseTable};
+use crate::budget::{Answer, Grant, LeaseRequest, LeaseTable, Report};
 use wasm_bindgen::prelude::*;
 
 /// A millisecond count from JavaScript: negative and NaN become 0.
@@ -18,12 +18,17 @@ fn millis(value: f64) -> u64 {
     }
 }
 
+/// A count from JavaScript (the shell checked the range): 0 if unusable.
+fn count(value: Option<&f64>) -> u32 {
+    value.map_or(0, |&v| millis(v).min(u64::from(u32::MAX)) as u32)
+}
+
 /// One origin's lease table ([`LeaseTable`]), owned by a Durable Object.
 #[wasm_bindgen]
 pub struct BudgetTable {
     table: LeaseTable,
-    /// When the holder of the last request should call again (ms).
-    renew_ms: u64,
+    /// The last grant answered at once (its details, read by the shell).
+    last: Option<Grant>,
 }
 
 #[wasm_bindgen]
@@ -37,11 +42,11 @@ impl BudgetTable {
         let (ttl, now, horizon) = (millis(ttl_ms), millis(now), millis(horizon));
         BudgetTable {
             table: LeaseTable::resumed(limit, ttl, now, horizon),
-            renew_ms: 0,
+            last: None,
         }
     }
 
-    /// The fleet limit.
+    /// The fleet limit now.
     pub fn limit(&self) -> u32 {
         self.table.limit()
     }
@@ -52,24 +57,90 @@ impl BudgetTable {
         self.table.ttl_ms() as f64
     }
 
-    /// Grants, renews or releases `holder`'s lease; returns the permits it
-    /// may use (its call-again time is then [`BudgetTable::renew_ms`]).
-    pub fn request(&mut self, holder: &str, held: u32, in_use: u32, wanted: u32, now: f64) -> u32 {
-        let req = LeaseRequest {
-            held,
-            in_use,
-            wanted,
+    /// Grants, renews, grows or releases `holder`'s lease ([`LeaseTable::ask`]).
+    /// `numbers`: `[held, inUse, wanted, waitMs, served, dropped, rttSumUs,
+    /// rttMinUs, maxInFlight]`. Returns the permits the holder may use (the
+    /// rest of the grant through [`BudgetTable::renew_ms`] and friends), or
+    /// -1 when the ask is kept: its answer then comes from
+    /// [`BudgetTable::answer_parked`].
+    pub fn ask(&mut self, holder: &str, numbers: &[f64], now: f64) -> f64 {
+        let n = |i: usize| numbers.get(i);
+        let mut req = LeaseRequest::new(count(n(0)), count(n(1)), count(n(2)));
+        req.wait_ms = n(3).map_or(0, |&v| millis(v));
+        req.report = Report {
+            served: count(n(4)),
+            dropped: count(n(5)),
+            rtt_sum_us: n(6).map_or(0, |&v| millis(v)),
+            rtt_min_us: n(7).map_or(u64::MAX, |&v| millis(v)),
+            max_in_flight: count(n(8)),
         };
-        let grant = self.table.request(holder, req, millis(now));
-        self.renew_ms = grant.renew_ms;
-        grant.permits
+        self.last = self.table.ask(holder, req, millis(now));
+        self.last.map_or(-1.0, |grant| f64::from(grant.permits))
     }
 
-    /// When the holder of the last request should call again, in ms from
-    /// the request ([`crate::budget::Grant::renew_ms`]).
+    /// When the holder of the last grant answered at once should call
+    /// again, in ms from the request ([`Grant::renew_ms`]).
     #[wasm_bindgen(js_name = renewMs)]
     pub fn renew_ms(&self) -> f64 {
-        self.renew_ms as f64
+        self.last.map_or(0.0, |grant| grant.renew_ms as f64)
+    }
+
+    /// Whether the last grant answered at once was a learning-mode one.
+    #[wasm_bindgen(js_name = lastLearning)]
+    pub fn last_learning(&self) -> bool {
+        self.last.is_some_and(|grant| grant.learning)
+    }
+
+    /// Whether the last grant answered at once said the budget contended.
+    #[wasm_bindgen(js_name = lastContended)]
+    pub fn last_contended(&self) -> bool {
+        self.last.is_some_and(|grant| grant.contended)
+    }
+
+    /// `holder`'s watch ([`LeaseTable::watch`]): 1 or 0 (contended or not)
+    /// when answered at once, -1 when kept.
+    pub fn watch(&mut self, holder: &str, contended: bool, wait_ms: f64, now: f64) -> i32 {
+        match self
+            .table
+            .watch(holder, contended, millis(wait_ms), millis(now))
+        {
+            Some(contended) => i32::from(contended),
+            None => -1,
+        }
+    }
+
+    /// The kept asks and watches answered now ([`LeaseTable::answer_parked`]):
+    /// `[[0, holder, permits, renewMs, learning, contended] | [1, holder,
+    /// contended], ...]`.
+    #[wasm_bindgen(js_name = answerParked)]
+    pub fn answer_parked(&mut self, now: f64) -> js_sys::Array {
+        let out = js_sys::Array::new();
+        for answer in self.table.answer_parked(millis(now)) {
+            let entry = js_sys::Array::new();
+            match answer {
+                Answer::Lease(holder, grant) => {
+                    entry.push(&0.into());
+                    entry.push(&holder.into());
+                    entry.push(&grant.permits.into());
+                    entry.push(&(grant.renew_ms as f64).into());
+                    entry.push(&grant.learning.into());
+                    entry.push(&grant.contended.into());
+                }
+                Answer::Notice(holder, contended) => {
+                    entry.push(&1.into());
+                    entry.push(&holder.into());
+                    entry.push(&contended.into());
+                }
+            }
+            out.push(&entry);
+        }
+        out
+    }
+
+    /// When the earliest kept ask or watch must be answered, or -1.
+    #[wasm_bindgen(js_name = nextParkedAt)]
+    pub fn next_parked_at(&self) -> f64 {
+        self.table.next_parked_at().map_or(-1.0, |at| at as f64)
     }
 
     /// Whether the table is in learning mode at `now`.

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::fair::fair_share;
+use super::park::{Parked, Watch};
 use super::types::{FleetView, Grant, LeaseRequest};
 
 /// One holder's entry: its lease and its last reported demand.
@@ -22,10 +23,15 @@ struct Lease {
 /// unexpired leases never exceeds the limit.
 #[derive(Debug, Clone)]
 pub struct LeaseTable {
-    limit: u32,
+    pub(super) limit: u32,
     ttl_ms: u64,
     learning_until: u64,
     leases: BTreeMap<String, Lease>,
+    /// Asks the table holds until it can grant more (see `park.rs`), in
+    /// the order they came.
+    pub(super) parked: Vec<Parked>,
+    /// Holders waiting to hear that the budget became contended.
+    pub(super) watches: Vec<Watch>,
 }
 
 impl LeaseTable {
@@ -39,6 +45,8 @@ impl LeaseTable {
             ttl_ms,
             learning_until: now.saturating_add(ttl_ms),
             leases: BTreeMap::new(),
+            parked: Vec::new(),
+            watches: Vec::new(),
         }
     }
 
@@ -114,6 +122,7 @@ impl LeaseTable {
             ttl_ms: self.ttl_ms,
             renew_ms,
             learning,
+            contended: self.contended(),
         }
     }
 
@@ -148,17 +157,30 @@ impl LeaseTable {
     }
 
     /// The requester's max-min fair share, given every other holder's last
-    /// reported demand and its own new one.
-    fn fair_target(&self, holder: &str, wanted: u32) -> u32 {
-        let mut demands: Vec<u32> = self
-            .leases
-            .iter()
-            .filter(|(id, _)| id.as_str() != holder)
-            .map(|(_, lease)| lease.wanted.max(lease.permits))
+    /// reported demand and its own new one. Ties go to the requester: among
+    /// equal demands the table cannot serve all of, whoever asks gets the
+    /// permits nobody holds, so a free permit never waits for a holder that
+    /// does not ask (holders keep theirs until they give them back).
+    pub(super) fn fair_target(&self, holder: &str, wanted: u32) -> u32 {
+        let demands: Vec<u32> = core::iter::once(wanted)
+            .chain(
+                self.leases
+                    .iter()
+                    .filter(|(id, _)| id.as_str() != holder)
+                    .map(|(_, lease)| lease.wanted.max(lease.permits)),
+            )
             .collect();
-        let index = demands.len();
-        demands.push(wanted);
-        fair_share(self.limit, &demands, index)
+        fair_share(self.limit, &demands, 0)
+    }
+
+    /// Whether the budget is contended: a holder waits (an ask is kept), or
+    /// the holders' demands (as last reported) exceed the limit. Holders
+    /// then give back what they do not use (see [`Grant::contended`]).
+    pub fn contended(&self) -> bool {
+        let demand = self.leases.values().fold(0u32, |sum, lease| {
+            sum.saturating_add(lease.wanted.max(lease.permits))
+        });
+        !self.parked.is_empty() || demand > self.limit
     }
 
     /// Drops every lease whose expiry is at or before `now` and returns the
@@ -186,6 +208,13 @@ impl LeaseTable {
     /// The permits leased to `holder`, or 0.
     pub fn leased_to(&self, holder: &str) -> u32 {
         self.leases.get(holder).map_or(0, |lease| lease.permits)
+    }
+
+    /// How many more permits than it holds `holder` last asked for.
+    pub(super) fn unmet(&self, holder: &str) -> u32 {
+        self.leases
+            .get(holder)
+            .map_or(0, |lease| lease.wanted.saturating_sub(lease.permits))
     }
 
     /// The leases per holder with at least one permit, by holder id.

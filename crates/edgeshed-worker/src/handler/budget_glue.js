@@ -68,47 +68,73 @@ export function withTimeout(promise, ms, what) {
 const isCount = (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000;
 
 /**
- * One lease call: `done(ok, permits, ttlMs, renewMs, learning)` is called exactly
- * once, later (never synchronously), with the grant or `ok = false` on any
- * failure (a throw, a rejection, a malformed answer, `timeoutMs` passed).
- * The call is registered with `ctx.waitUntil`, so it completes even when
- * the request that made it has answered.
+ * Calls `method` on the object and reports its outcome once, later (never
+ * synchronously), through `report(value)` or `fail()`: a throw, a rejection
+ * or `timeoutMs` passed. The call is registered with `ctx.waitUntil`, so it
+ * completes even when the request that made it has answered.
  */
-export function callLease(namespace, name, holder, limit, ttlMs, held, inUse, wanted, timeoutMs, done, ctx) {
+function callOnce(namespace, name, method, args, timeoutMs, what, report, fail, ctx) {
   let reported = false;
-  const report = (ok, permits, ttl, renew, learning) => {
+  const once = (fn) => (value) => {
     if (reported) return;
     reported = true;
     try {
-      done(ok, permits, ttl, renew, learning);
+      fn(value);
     } catch {
       // the Rust side never throws; nothing more to do
     }
   };
   let settled;
   try {
-    const request = { limit, ttlMs, held, inUse, wanted };
-    const call = callObject(namespace, name, "lease", [holder, request]);
-    settled = withTimeout(call, timeoutMs, "lease").then(
-      (grant) => {
-        const ok = isCount(grant?.permits) && Number.isInteger(grant?.ttlMs) && grant.ttlMs > 0
-          && typeof grant?.learning === "boolean";
-        // an object without `renewMs` (an older version): 75 % of the TTL
-        const renew = Number.isInteger(grant?.renewMs) && grant.renewMs >= 0
-          ? grant.renewMs : Math.floor(grant?.ttlMs / 4) * 3;
-        if (ok) report(true, grant.permits, grant.ttlMs, renew, grant.learning);
-        else report(false, 0, 0, 0, false);
-      },
-      () => report(false, 0, 0, 0, false),
-    );
+    const call = callObject(namespace, name, method, args);
+    settled = withTimeout(call, timeoutMs, what).then(once(report), once(fail));
   } catch {
-    settled = Promise.resolve().then(() => report(false, 0, 0, 0, false));
+    settled = Promise.resolve().then(once(fail));
   }
   try {
     if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(settled);
   } catch {
     // a context that refuses: the call still settles on its own timer
   }
+}
+
+/**
+ * One lease call: `done(ok, permits, ttlMs, renewMs, learning, contended)`
+ * is called exactly once, later, with the grant or `ok = false` on any
+ * failure (including a malformed answer). `numbers`: `[limit, ttlMs, held,
+ * inUse, wanted, waitMs, timeoutMs, served, dropped, rttSumUs, rttMinUs,
+ * maxInFlight]` (see budget_calls.rs).
+ */
+export function callLease(namespace, name, holder, numbers, done, ctx) {
+  const [limit, ttlMs, held, inUse, wanted, waitMs, timeoutMs, served, dropped, rttSumUs, rttMinUs, maxInFlight] = numbers;
+  const report = { served, dropped, rttSumUs, rttMinUs, maxInFlight };
+  const request = { limit, ttlMs, held, inUse, wanted, waitMs, report };
+  const ok = (grant) => {
+    const valid = isCount(grant?.permits) && Number.isInteger(grant?.ttlMs) && grant.ttlMs > 0
+      && typeof grant?.learning === "boolean";
+    if (!valid) return done(false, 0, 0, 0, false, false);
+    // an object without `renewMs` or `contended` (an older version)
+    const renew = Number.isInteger(grant.renewMs) && grant.renewMs >= 0
+      ? grant.renewMs : Math.floor(grant.ttlMs / 4) * 3;
+    done(true, grant.permits, grant.ttlMs, renew, grant.learning, grant.contended === true);
+  };
+  const fail = () => done(false, 0, 0, 0, false, false);
+  callOnce(namespace, name, "lease", [holder, request], timeoutMs, "lease", ok, fail, ctx);
+}
+
+/**
+ * One watch: the object keeps it until others need permits (or permits are
+ * free for this holder), or `waitMs`. `done(ok, contended)` is called
+ * exactly once, later. `numbers`: `[limit, ttlMs, waitMs, timeoutMs]`.
+ */
+export function callWatch(namespace, name, holder, contended, numbers, done, ctx) {
+  const [limit, ttlMs, waitMs, timeoutMs] = numbers;
+  const ok = (answer) => {
+    if (typeof answer?.contended === "boolean") done(true, answer.contended);
+    else done(false, false);
+  };
+  const fail = () => done(false, false);
+  callOnce(namespace, name, "watch", [holder, { limit, ttlMs, contended, waitMs }], timeoutMs, "watch", ok, fail, ctx);
 }
 
 /**

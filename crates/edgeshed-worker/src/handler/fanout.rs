@@ -2,6 +2,7 @@
 
 use super::concurrently::{until_decided, yield_once};
 use super::origin_call::{admit_origin, fetch_within, time_limit, AbortOnDrop, CallLimit, Failure};
+use super::refusal::Refusal;
 use super::respond::{error_json, json_string, ResponseParts};
 use super::state::Gateway;
 use crate::config::FanOutCall;
@@ -42,9 +43,9 @@ pub(crate) async fn respond(
                 .timing("admission", waited)
                 .into_response()
         }
-        Err(_) => {
-            return ResponseParts::json(503, error_json("overloaded", &[("scope", "global")]))
-                .header("retry-after", &retry_after)
+        Err(error) => {
+            return Refusal::of(&error)
+                .response("global", &retry_after)
                 .timing("admission", waited)
                 .into_response()
         }
@@ -92,10 +93,7 @@ pub(crate) async fn respond(
             .unwrap_or(Failure::Unreachable);
         let scope = format!("origin:{name}");
         let parts = match failure {
-            Failure::Overloaded => {
-                ResponseParts::json(503, error_json("overloaded", &[("scope", &scope)]))
-                    .header("retry-after", &retry_after)
-            }
+            Failure::Overloaded(refusal) => refusal.response(&scope, &retry_after),
             Failure::Deadline => ResponseParts::json(504, error_json("deadline", &[])),
             Failure::Timeout => {
                 ResponseParts::json(504, error_json("timeout", &[("origin", name)]))

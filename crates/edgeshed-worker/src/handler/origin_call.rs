@@ -18,8 +18,8 @@ use web_sys::AbortController;
 /// Why an origin call failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Failure {
-    /// Its limiter shed it or it timed out in the queue.
-    Overloaded,
+    /// Its limiter or its fleet budget refused it (503), and why.
+    Overloaded(super::refusal::Refusal),
     /// The request's deadline passed first.
     Deadline,
     /// The origin's own `timeoutMs` passed first.
@@ -116,7 +116,7 @@ pub(crate) async fn admit_origin(
         )),
         Err(AdmitError::Expired) => Err(Failure::Deadline),
         // Overloaded, closed, or a refusal added to the core later.
-        Err(_) => Err(Failure::Overloaded),
+        Err(error) => Err(Failure::Overloaded(super::refusal::Refusal::of(&error))),
     }
 }
 

@@ -58,7 +58,7 @@ pub(crate) fn verdict(fetched: Result<u16, Failure>) -> Option<bool> {
         Err(Failure::Timeout | Failure::Unreachable) => Some(true),
         Err(Failure::Deadline) => None,
         // Not outcomes of a fetch; never passed here, and not the origin's.
-        Err(Failure::Overloaded | Failure::Status(_) | Failure::TooLarge) => None,
+        Err(Failure::Overloaded(_) | Failure::Status(_) | Failure::TooLarge) => None,
     }
 }
 
