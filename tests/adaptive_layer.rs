@@ -13,7 +13,9 @@ mod support;
 use edgeshed::admission::Admission;
 use edgeshed::deadline::DeadlineLayer;
 use edgeshed::error::{BoxError, Expired, Overloaded};
-use edgeshed::limit::adaptive::{AdaptiveLimitLayer, Aimd, Bounds, Gradient2, Limit, Vegas};
+use edgeshed::limit::adaptive::{
+    AdaptiveLimitLayer, Aimd, Bounds, Gradient2, Limit, Outcome, Vegas,
+};
 use edgeshed::limit::GlobalConcurrencyLimitLayer;
 use edgeshed::load_shed::LoadShedLayer;
 use edgeshed::time::ManualClock;
@@ -126,7 +128,10 @@ fn the_drop_classification_is_pluggable() {
     let clock = ManualClock::new();
     let origin = Origin::new();
     // Odd answers stand for 503s: drops, though the inner service succeeded.
-    let odd_is_overload = |outcome: Result<&u32, &BoxError>| outcome.map_or(true, |id| id % 2 == 1);
+    let odd_is_overload = |outcome: Result<&u32, &BoxError>| match outcome {
+        Ok(id) if id % 2 == 0 => Outcome::Served,
+        _ => Outcome::Dropped,
+    };
     let mut service = AdaptiveLimitLayer::new(aimd(8))
         .classify(odd_is_overload)
         .clock(clock.clone())
@@ -195,11 +200,13 @@ fn composes_with_load_shed_deadline_and_a_global_limit() {
     let mut slow = service.call(1);
     assert!(poll_once(&mut slow).is_pending());
     assert_eq!(global.stats().in_flight, 1);
-    // The deadline inside the adaptive limit fires: `Expired` is a drop.
+    // The deadline inside the adaptive limit fires: `Expired` (the caller's
+    // budget, not the origin's answer) is ignored, no backoff.
     clock.advance(Duration::from_millis(50));
     let error = expect_done(&mut slow).unwrap_err();
     assert!(error.is::<Expired>(), "{error}");
     assert_eq!(global.stats().in_flight, 0);
+    assert_eq!(service.get_ref().get_ref().admission().stats().limit, 4);
     assert_ready(&mut service);
     let mut next = service.call(2);
     origin.complete(2);

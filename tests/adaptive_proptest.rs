@@ -14,10 +14,10 @@
 //!   finish, and nothing new is admitted until in-flight is below the limit.
 
 use edgeshed::limit::adaptive::{
-    Aimd, Bounds, Controller, Gradient2, Limit, Sample, Started, Vegas,
+    Aimd, Bounds, Controller, Gradient2, Limit, Outcome, Sample, Started, Vegas,
 };
 use edgeshed::semaphore::{Acquire, Permit, Semaphore};
-use edgeshed::time::{Clock, Instant, ManualClock};
+use edgeshed::time::{Instant, ManualClock};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use std::future::Future;
@@ -45,7 +45,7 @@ impl Any {
         match algorithm {
             Algorithm::Aimd => Any::Aimd(Aimd::new(bounds, 0.9)),
             Algorithm::Gradient2 => Any::Gradient2(Gradient2::new(bounds)),
-            Algorithm::Vegas => Any::Vegas(Vegas::new(bounds).probe_every(3)),
+            Algorithm::Vegas => Any::Vegas(Vegas::new(bounds)),
         }
     }
 }
@@ -97,8 +97,8 @@ enum Op {
     Wait,
     /// Polls every queued caller.
     PollWaiters,
-    /// A call in flight completes, dropped or not.
-    Complete(Index, bool),
+    /// A call in flight completes: served, dropped or ignored.
+    Complete(Index, Outcome),
     Advance(u64),
 }
 
@@ -107,7 +107,12 @@ fn op() -> impl Strategy<Value = Op> {
         4 => Just(Op::TryAdmit),
         2 => Just(Op::Wait),
         2 => Just(Op::PollWaiters),
-        4 => (any::<Index>(), prop::bool::weighted(0.3)).prop_map(|(i, d)| Op::Complete(i, d)),
+        4 => (any::<Index>(), prop_oneof![
+            5 => Just(Outcome::Served),
+            3 => Just(Outcome::Dropped),
+            2 => Just(Outcome::Ignored),
+        ])
+        .prop_map(|(i, outcome)| Op::Complete(i, outcome)),
         3 => (0u64..400).prop_map(Op::Advance),
     ]
 }
@@ -128,15 +133,15 @@ fn run(algorithm: Algorithm, bounds: Bounds, ops: &[Op]) {
                         semaphore.in_use() <= semaphore.limit(),
                         "admitted beyond the limit"
                     );
-                    running.push((controller.start(clock.now()), permit));
+                    running.push((controller.start(&clock), permit));
                 }
             }
             Op::Wait => waiting.push(Box::pin(semaphore.acquire())),
             Op::PollWaiters => {}
-            Op::Complete(index, dropped) => {
+            Op::Complete(index, outcome) => {
                 if !running.is_empty() {
                     let (started, permit) = running.remove(index.index(running.len()));
-                    controller.finish(started, clock.now(), *dropped);
+                    controller.finish(started, &clock, *outcome);
                     drop(permit);
                 }
             }
@@ -147,7 +152,7 @@ fn run(algorithm: Algorithm, bounds: Bounds, ops: &[Op]) {
             for mut acquire in waiting.drain(..) {
                 match acquire.as_mut().poll(&mut cx) {
                     Poll::Ready(permit) => {
-                        running.push((controller.start(clock.now()), permit.unwrap()));
+                        running.push((controller.start(&clock), permit.unwrap()));
                     }
                     Poll::Pending => still.push(acquire),
                 }

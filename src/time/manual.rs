@@ -64,6 +64,12 @@ impl Clock for ManualClock {
         lock(&self.shared).now
     }
 
+    /// The time since the clock's origin: manual clocks created together
+    /// agree on it, like the wall clocks of isolates.
+    fn wall_time(&self) -> Option<Duration> {
+        Some(self.now().since_origin())
+    }
+
     fn sleep_until(&self, deadline: Instant) -> ManualSleep {
         let id = {
             let mut timeline = lock(&self.shared);

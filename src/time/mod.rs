@@ -95,6 +95,16 @@ pub trait Clock: Clone {
 
     /// A future that completes once [`now`](Clock::now) has reached `deadline`.
     fn sleep_until(&self, deadline: Instant) -> Self::Sleep;
+
+    /// The wall-clock time (since the Unix epoch), if this clock can read
+    /// it: what clocks in different processes and isolates agree on, unlike
+    /// their [`Instant`]s. The adaptive limits schedule their drains on it
+    /// ([`DrainSchedule`](crate::limit::adaptive::DrainSchedule)), so that
+    /// independent limiters drain together. `None` (the default): they
+    /// schedule them on [`now`](Clock::now) instead.
+    fn wall_time(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// A [`Clock`] whose time moves and whose sleeps complete: every clock but

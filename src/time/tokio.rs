@@ -28,13 +28,19 @@ use super::{Clock, Instant, RealClock};
 #[derive(Clone, Copy, Debug)]
 pub struct TokioClock {
     origin: tokio::time::Instant,
+    /// The wall-clock time at `origin` (since the Unix epoch).
+    wall_origin: Option<core::time::Duration>,
 }
 
 impl TokioClock {
     /// A clock whose origin is now (on tokio's clock).
     pub fn new() -> Self {
+        let wall_origin = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok();
         Self {
             origin: tokio::time::Instant::now(),
+            wall_origin,
         }
     }
 
@@ -55,6 +61,13 @@ impl Clock for TokioClock {
 
     fn now(&self) -> Instant {
         Instant::from_origin(tokio::time::Instant::now().saturating_duration_since(self.origin))
+    }
+
+    /// The wall-clock time when the clock was created, plus tokio's time
+    /// since: a paused test runtime moves it too.
+    fn wall_time(&self) -> Option<core::time::Duration> {
+        let origin = self.wall_origin?;
+        Some(origin.saturating_add(self.now().since_origin()))
     }
 
     fn sleep_until(&self, deadline: Instant) -> tokio::time::Sleep {

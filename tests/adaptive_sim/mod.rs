@@ -5,20 +5,28 @@
     clippy::indexing_slicing
 )]
 #![allow(dead_code)]
-//! A simulated origin and open-loop load, driven by a `ManualClock` in 1 ms
-//! steps: no real time, fully deterministic.
+//! A simulated origin in front of N independent limiters, in 1 ms steps of
+//! simulated time: no real time, fully deterministic.
 //!
-//! Each client is an independent limiter (an `Admission` that sheds, driven
-//! by a `Controller`): three clients are three isolates that know nothing
-//! of each other. The origin serves `capacity` calls at once for
-//! `service_ms` each; the excess waits in its FIFO queue (`Queueing`) or,
-//! beyond a small queue, is answered 503 at once (`Shedding`).
+//! Each client is one isolate's limiter: a [`Limit`] algorithm of its own,
+//! admitting a call while fewer than its current limit are in flight and
+//! shedding the rest at once, fed one [`Sample`] per finished call. The
+//! clients know nothing of each other. The origin serves `capacity` calls
+//! at once; the excess waits in its FIFO queue (`Queueing`) or, beyond a
+//! small queue, is answered 503 (`Shedding`); an `outage` phase answers
+//! every call 503 at once.
+//!
+//! Only the `Limit` trait and `Sample::new` are used, so the same file runs
+//! against older versions of the algorithms (the "before" figures).
 
-use edgeshed::admission::Admission;
-use edgeshed::limit::adaptive::{Controller, Limit, Started};
-use edgeshed::semaphore::Permit;
-use edgeshed::time::{Clock, ManualClock};
-use std::collections::VecDeque;
+mod trace;
+
+pub use trace::Trace;
+
+use edgeshed::limit::adaptive::{Limit, Sample};
+use edgeshed::time::Instant;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 
 /// What the origin does with calls beyond its capacity.
@@ -26,29 +34,58 @@ use std::time::Duration;
 pub enum Origin {
     /// Queues them all: latency grows with load.
     Queueing,
-    /// Queues up to `queue`, answers 503 beyond, `reject_ms` after the
-    /// call (0: at once, within the same step).
+    /// Queues up to `queue`, answers 503 beyond, `reject_ms` later (0: at once).
     Shedding { queue: usize, reject_ms: u64 },
 }
 
-/// One phase of a run: the origin's capacity for `ms` milliseconds.
+/// Where the calls come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Load {
+    /// Poisson-free open loop: `times` the first phase's capacity, spread
+    /// evenly over the clients and over time.
+    Open { times: f64 },
+    /// Closed loop: `users` in all (spread over the clients), each sending
+    /// its next call 0–2 ms (uniform: client and network jitter) after the
+    /// last one finished, whether served, dropped or shed.
+    Closed { users: usize },
+}
+
+/// One phase of a run: the origin's capacity for `ms` milliseconds, or an
+/// outage (every call answered 503 at once).
 #[derive(Clone, Copy, Debug)]
 pub struct Phase {
     pub ms: u64,
     pub capacity: usize,
+    pub outage: bool,
+}
+
+impl Phase {
+    pub fn new(ms: u64, capacity: usize) -> Self {
+        Self {
+            ms,
+            capacity,
+            outage: false,
+        }
+    }
+
+    pub fn outage(ms: u64, capacity: usize) -> Self {
+        Self {
+            ms,
+            capacity,
+            outage: true,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct Scenario {
     pub clients: usize,
-    /// Offered load as a multiple of the first phase's capacity.
-    pub load: f64,
+    pub load: Load,
     pub origin: Origin,
     pub service_ms: u64,
-    /// Each call's service time is drawn uniformly from
-    /// `service_ms * [1 - spread, 1 + spread]` (0: every call takes
-    /// `service_ms`), from a fixed seed.
-    pub service_spread: f64,
+    /// Service times drawn uniformly from `service_ms * [1 - spread, 1 +
+    /// spread]` (0: all equal), from a fixed seed.
+    pub spread: f64,
     pub phases: Vec<Phase>,
 }
 
@@ -63,200 +100,183 @@ impl Draw {
         (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// One service time in whole milliseconds, at least 1.
     fn service(&mut self, scenario: &Scenario) -> u64 {
-        let spread = scenario.service_spread * (2.0 * self.next() - 1.0);
+        let spread = scenario.spread * (2.0 * self.next() - 1.0);
         ((scenario.service_ms as f64 * (1.0 + spread)).round() as u64).max(1)
     }
 }
 
-/// What one phase measured. "Settled" figures cover its second half.
-#[derive(Clone, Debug, Default)]
-pub struct Report {
-    pub capacity: usize,
-    /// Mean calls at the origin (in service and queued), second half.
-    pub concurrency: f64,
-    /// Goodput as a fraction of the origin's capacity, second half.
-    pub goodput: f64,
-    /// The longest origin queue in the second half.
-    pub max_queue: usize,
-    /// 503s as a fraction of the calls that reached the origin, second half.
-    pub rejected: f64,
-    /// Samples (completed calls, all clients) from the phase's start until
-    /// a 100 ms mean of the origin's concurrency first lay in [0.8, 1.5] × capacity.
-    pub samples_to_adapt: Option<u64>,
-    /// The limits of the clients at the phase's end.
-    pub limits: Vec<usize>,
-}
-
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Job {
     client: usize,
-    started: Started,
-    permit: Permit,
+    started: u64,
+    in_flight: usize,
 }
 
-struct ClientState<L> {
-    admission: Admission,
-    controller: Controller<L>,
+struct Client<L> {
+    algorithm: L,
+    in_flight: usize,
     credit: f64,
+    /// Closed loop: users ready to send now, and users thinking until a step.
+    ready: usize,
+    thinking: Vec<u64>,
+}
+
+fn at(ms: u64) -> Instant {
+    Instant::from_origin(Duration::from_millis(ms))
 }
 
 /// Runs `scenario` with one fresh `make()` limiter per client; checks on
 /// every step that each limit lies within its bounds and that no call is
 /// admitted beyond the current limit.
-pub fn run<L: Limit>(make: impl Fn() -> L, scenario: &Scenario) -> Vec<Report> {
-    let clock = ManualClock::new();
-    let mut clients: Vec<ClientState<L>> = (0..scenario.clients)
-        .map(|_| {
-            let algorithm = make();
-            let admission = Admission::shed(algorithm.limit()).unwrap();
-            let controller = Controller::new(algorithm, admission.semaphore().clone());
-            ClientState {
-                admission,
-                controller,
-                credit: 0.0,
-            }
+pub fn run<L: Limit>(make: impl Fn() -> L, scenario: &Scenario) -> Trace {
+    let bounds = make().bounds();
+    let n = scenario.clients;
+    let mut clients: Vec<Client<L>> = (0..n)
+        .map(|index| Client {
+            algorithm: make(),
+            in_flight: 0,
+            credit: 0.0,
+            ready: match scenario.load {
+                Load::Open { .. } => 0,
+                Load::Closed { users } => users / n + usize::from(index < users % n),
+            },
+            thinking: Vec::new(),
         })
         .collect();
-    let bounds = make().bounds();
     let first = scenario.phases[0].capacity as f64;
-    let per_ms = scenario.load * first / scenario.service_ms as f64 / scenario.clients as f64;
-    let mut busy: Vec<(u64, Job)> = Vec::new();
+    let per_ms = match scenario.load {
+        Load::Open { times } => times * first / scenario.service_ms as f64 / n as f64,
+        Load::Closed { .. } => 0.0,
+    };
+    let mut trace = Trace::new(n, scenario.service_ms);
+    let mut busy: BinaryHeap<Reverse<(u64, Job)>> = BinaryHeap::new();
+    let mut rejecting: BinaryHeap<Reverse<(u64, Job)>> = BinaryHeap::new();
     let mut queue: VecDeque<Job> = VecDeque::new();
-    let mut rejecting: Vec<(u64, Job)> = Vec::new();
+    let seed: u64 = std::env::var("SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut draw = Draw(0x9e37_79b9_7f4a_7c15 ^ seed.wrapping_mul(0x1000_0000_01b3));
     let mut now = 0u64;
-    let mut draw = Draw(0x9e37_79b9_7f4a_7c15);
-    let mut reports = Vec::new();
+    let closed = matches!(scenario.load, Load::Closed { .. });
     for phase in &scenario.phases {
-        let cap = phase.capacity;
-        let half = phase.ms / 2;
-        let (mut conc_sum, mut ok, mut reached, mut rejected, mut max_queue) =
-            (0usize, 0u64, 0u64, 0u64, 0usize);
-        let mut samples = 0u64;
-        let mut adapt: Option<u64> = None;
-        let mut recent: VecDeque<usize> = VecDeque::new();
-        for step in 0..phase.ms {
-            let late = step >= half;
-            let at = clock.now();
-            // Completions, then the queue moves up.
-            let (done, running): (Vec<_>, Vec<_>) =
-                busy.drain(..).partition(|(end, _)| *end <= now);
-            busy = running;
-            for (_, job) in done {
-                clients[job.client]
-                    .controller
-                    .finish(job.started, at, false);
-                drop(job.permit);
-                samples += 1;
-                if late {
-                    ok += 1;
-                }
+        for _ in 0..phase.ms {
+            let cap = phase.capacity;
+            // Completions (served, then 503s due now), then the queue moves up.
+            let mut finished: Vec<(Job, bool)> = Vec::new();
+            while busy.peek().is_some_and(|Reverse((end, _))| *end <= now) {
+                finished.push((busy.pop().unwrap().0 .1, false));
             }
-            let (answered, waiting): (Vec<_>, Vec<_>) =
-                rejecting.drain(..).partition(|(end, _)| *end <= now);
-            rejecting = waiting;
-            for (_, job) in answered {
-                clients[job.client].controller.finish(job.started, at, true);
-                drop(job.permit);
-                samples += 1;
+            while rejecting
+                .peek()
+                .is_some_and(|Reverse((end, _))| *end <= now)
+            {
+                finished.push((rejecting.pop().unwrap().0 .1, true));
+            }
+            for (job, dropped) in finished {
+                finish(&mut clients, &mut trace, job, now, dropped, closed);
+            }
+            // Thinking users whose time is up are ready; the finished ones think.
+            for client in clients.iter_mut() {
+                let pending = client.ready;
+                client.ready = 0;
+                for _ in 0..pending {
+                    client.thinking.push(now + (draw.next() * 3.0) as u64);
+                }
+                let before = client.thinking.len();
+                client.thinking.retain(|&until| until > now);
+                client.ready = before - client.thinking.len();
             }
             while busy.len() < cap {
                 let Some(job) = queue.pop_front() else { break };
-                busy.push((now + draw.service(scenario), job));
+                busy.push(Reverse((now + draw.service(scenario), job)));
             }
-            // Arrivals: open loop, spread evenly; the clients take turns
-            // at arriving first.
-            let count = clients.len();
-            for turn in 0..count {
-                let index = (turn + now as usize) % count;
-                let client = &mut clients[index];
-                client.credit += per_ms;
-                while client.credit >= 1.0 {
-                    client.credit -= 1.0;
-                    let Some(permit) = client.admission.try_admit() else {
-                        continue;
-                    };
-                    let stats = client.admission.stats();
+            // Arrivals, the clients in a random order.
+            let mut order: Vec<usize> = (0..n).collect();
+            for i in (1..n).rev() {
+                order.swap(i, (draw.next() * (i + 1) as f64) as usize);
+            }
+            for index in order {
+                let mut arrivals = if closed {
+                    core::mem::take(&mut clients[index].ready)
+                } else {
+                    clients[index].credit += per_ms;
+                    let whole = clients[index].credit.floor();
+                    clients[index].credit -= whole;
+                    whole as usize
+                };
+                while arrivals > 0 {
+                    arrivals -= 1;
+                    let client = &mut clients[index];
+                    let limit = client.algorithm.limit();
                     assert!(
-                        stats.in_flight <= stats.limit,
-                        "admitted beyond the limit: {stats:?}"
+                        limit >= bounds.min() && limit <= bounds.max(),
+                        "limit {limit} out of {bounds:?}"
                     );
+                    if client.in_flight >= limit {
+                        trace.shed(index);
+                        if closed {
+                            client.ready += 1; // retries next step
+                        }
+                        continue;
+                    }
+                    client.in_flight += 1;
                     let job = Job {
                         client: index,
-                        started: client.controller.start(at),
-                        permit,
+                        started: now,
+                        in_flight: client.in_flight,
                     };
-                    if late {
-                        reached += 1;
-                    }
-                    if busy.len() < cap {
-                        busy.push((now + draw.service(scenario), job));
+                    trace.reached();
+                    if phase.outage {
+                        trace.reject();
+                        finish(&mut clients, &mut trace, job, now, true, closed);
+                    } else if busy.len() < cap {
+                        busy.push(Reverse((now + draw.service(scenario), job)));
                     } else {
                         match scenario.origin {
                             Origin::Queueing => queue.push_back(job),
                             Origin::Shedding { queue: room, .. } if queue.len() < room => {
                                 queue.push_back(job)
                             }
-                            Origin::Shedding { reject_ms, .. } if reject_ms > 0 => {
-                                rejecting.push((now + reject_ms, job));
-                                if late {
-                                    rejected += 1;
-                                }
-                            }
-                            Origin::Shedding { .. } => {
-                                client.controller.finish(job.started, at, true);
-                                drop(job.permit);
-                                samples += 1;
-                                if late {
-                                    rejected += 1;
+                            Origin::Shedding { reject_ms, .. } => {
+                                trace.reject();
+                                if reject_ms > 0 {
+                                    rejecting.push(Reverse((now + reject_ms, job)));
+                                } else {
+                                    finish(&mut clients, &mut trace, job, now, true, closed);
                                 }
                             }
                         }
                     }
                 }
             }
-            for client in &clients {
-                let limit = client.controller.limit();
-                assert!(
-                    limit >= bounds.min() && limit <= bounds.max(),
-                    "limit {limit} out of {bounds:?}"
-                );
-                assert_eq!(client.admission.stats().limit, limit);
-            }
-            let concurrency = busy.len() + queue.len();
-            recent.push_back(concurrency);
-            if recent.len() > 100 {
-                recent.pop_front();
-            }
-            let mean = recent.iter().sum::<usize>() as f64 / recent.len() as f64;
-            if adapt.is_none()
-                && recent.len() == 100
-                && mean >= 0.8 * cap as f64
-                && mean <= 1.5 * cap as f64
-            {
-                adapt = Some(samples);
-            }
-            if late {
-                conc_sum += concurrency;
-                max_queue = max_queue.max(queue.len());
-            }
-            clock.advance(Duration::from_millis(1));
+            let limits: Vec<usize> = clients.iter().map(|c| c.algorithm.limit()).collect();
+            trace.step(cap, busy.len() + queue.len(), &limits);
             now += 1;
         }
-        let measured = (phase.ms - half) as f64;
-        reports.push(Report {
-            capacity: cap,
-            concurrency: conc_sum as f64 / measured,
-            goodput: ok as f64 / (measured * cap as f64 / scenario.service_ms as f64),
-            max_queue,
-            rejected: if reached == 0 {
-                0.0
-            } else {
-                rejected as f64 / reached as f64
-            },
-            samples_to_adapt: adapt,
-            limits: clients.iter().map(|c| c.controller.limit()).collect(),
-        });
     }
-    reports
+    trace
+}
+
+/// A call ends: its sample goes to its client's algorithm.
+fn finish<L: Limit>(
+    clients: &mut [Client<L>],
+    trace: &mut Trace,
+    job: Job,
+    now: u64,
+    dropped: bool,
+    closed: bool,
+) {
+    let client = &mut clients[job.client];
+    let rtt = Duration::from_millis(now - job.started);
+    let sample = Sample::new(at(job.started), rtt, job.in_flight, dropped);
+    client.algorithm.update(&sample);
+    client.in_flight -= 1;
+    if !dropped {
+        trace.served();
+    }
+    if closed {
+        client.ready += 1;
+    }
 }

@@ -65,9 +65,9 @@ export function errorWithStatus(name, message, status) {
 }
 
 // --- src/call/run.rs ---
-// `release(id, dropped)` returns a call's slot; for an adaptive limiter it
-// also samples the call, `dropped` saying whether it ended in an overload
-// (a fixed limiter's release ignores it).
+// `release(id, rejected, reason)` returns a call's slot; for an adaptive
+// limiter it also samples the call, classified in the core from how the work
+// settled (a fixed limiter's release ignores the arguments after `id`).
 export function releaseWhenSettled(value, id, release) {
   try {
     return Promise.resolve(value).then(
@@ -76,7 +76,7 @@ export function releaseWhenSettled(value, id, release) {
         return fulfilled;
       },
       (reason) => {
-        release(id, isDrop(reason));
+        release(id, true, reason);
         throw reason;
       },
     );
@@ -102,22 +102,23 @@ export function settleHolding(value, id, release, resolve, reject) {
       resolve(fulfilled);
     },
     (reason) => {
-      release(id, isDrop(reason));
+      release(id, true, reason);
       reject(reason);
     },
   );
 }
 
 // --- src/sampling.rs ---
-// A drop, for an adaptive limit: an overload answer (a rejection or a
-// Response whose `status` is 503 or 429) or a DeadlineError (any copy of
-// the class: by name).
-export function isDrop(value) {
+// The facts of a rejection (or a Response) that the core's one
+// classification needs (sampling.rs `ending_of`): -1 for a DeadlineError
+// (any copy of the class: by name), its `status` if that is a number, else NaN.
+export function endingCode(value) {
   try {
+    if (value?.name === "DeadlineError") return -1;
     const status = value?.status;
-    return status === 503 || status === 429 || value?.name === "DeadlineError";
+    return typeof status === "number" ? status : NaN;
   } catch {
-    return false;
+    return NaN;
   }
 }
 

@@ -20,6 +20,9 @@ pub(crate) struct LimiterOptions {
 }
 
 /// How a limiter's limit is set: exactly one of `maxInFlight` and `adaptive`.
+// Built once per Limiter and moved into it: the size of the adaptive
+// variant's state (windows, drains) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum LimitOption {
     /// `maxInFlight`: a fixed limit (`setLimit` may change it).

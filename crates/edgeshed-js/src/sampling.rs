@@ -2,33 +2,49 @@
 //! call is a sample for its [`Controller`], which moves the limit of the
 //! limiter's semaphore.
 //!
-//! What is sampled (the contract: DESIGN.md "JS API"):
-//! * `run`: from admission until `fn` settles. A drop is a rejection whose
-//!   `status` is 503 or 429, or a `DeadlineError` (glue.js `isDrop`). A call
-//!   rejected at its `deadlineMs` while running is sampled at the deadline,
-//!   as a drop. A call whose caller aborted it is not sampled at all: its
-//!   round trip was cut short by the caller and says nothing about the work.
-//! * `fetch`: from admission until the response headers. A drop is a 503 or
-//!   429 answer, a network failure or the `deadlineMs` passing; a fetch
-//!   aborted through the caller's `init.signal` is not sampled.
+//! How a call counts is the core's one classification ([`Ending::outcome`]);
+//! this file only says which [`Ending`] each way of finishing is (the
+//! contract: DESIGN.md "Adaptive limits"):
+//! * `run`: from admission until `fn` settles. A fulfilment is `Completed`
+//!   (served); a rejection is `Status(status)` when it carries a numeric
+//!   `status` (503 and 429 are drops), `DeadlinePassed` for a
+//!   `DeadlineError` (ignored), else `Completed` (glue.js `endingCode`).
+//!   A call cut at its `deadlineMs`, or aborted by its caller, is ignored:
+//!   its round trip was cut short outside the origin and says nothing
+//!   about the work.
+//! * `fetch`: from admission until the response headers: `Status` of the
+//!   answer; a network failure is `Failed` (a drop); the `deadlineMs`
+//!   passing or the caller's `init.signal` aborting is ignored.
 //!
 //! Each sample is fed to the algorithm *before* the call's permit is
 //! returned, so a lowered limit applies to the very permit coming back.
 
 use core::cell::RefCell;
-use edgeshed::limit::adaptive::{AnyLimit, Controller, Started};
+use edgeshed::limit::adaptive::{AnyLimit, Controller, Ending, Started};
 use edgeshed::semaphore::{Permit, Semaphore};
-use edgeshed::time::Clock;
 use edgeshed_wasm::clock::JsClock;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/glue.js")]
 extern "C" {
-    /// Whether a call's outcome is a drop: a value (a rejection reason or a
-    /// `Response`) whose `status` is 503 or 429, or a `DeadlineError`.
-    /// Never throws (a throwing getter counts as no drop).
-    #[wasm_bindgen(js_name = isDrop)]
-    pub(crate) fn is_drop(value: &JsValue) -> bool;
+    /// What a rejection reason (or a `Response`) says: -1 for a
+    /// `DeadlineError` (by name), its `status` if that is a number, else NaN. Never throws (a
+    /// throwing getter counts as saying nothing).
+    #[wasm_bindgen(js_name = endingCode)]
+    fn ending_code(reason: &JsValue) -> f64;
+}
+
+/// The [`Ending`] of a call that settled with `value`: a rejection reason,
+/// or a fetch's `Response`.
+pub(crate) fn ending_of(value: &JsValue) -> Ending {
+    let code = ending_code(value);
+    if code == -1.0 {
+        Ending::DeadlinePassed
+    } else if (0.0..=f64::from(u16::MAX)).contains(&code) && code.fract() == 0.0 {
+        Ending::Status(code as u16)
+    } else {
+        Ending::Completed
+    }
 }
 
 /// The adaptive limit of one `Limiter`.
@@ -54,17 +70,17 @@ impl Sampler {
 
     /// Notes that a call was admitted now (call it holding the permit).
     pub(crate) fn start(&self) -> Started {
-        self.controller.start(JsClock.now())
+        self.controller.start(&JsClock)
     }
 
-    /// Feeds the call admitted at `started` to the algorithm, ending now.
-    pub(crate) fn finish(&self, started: Started, dropped: bool) {
-        self.controller.finish(started, JsClock.now(), dropped);
+    /// Feeds the call admitted at `started`, ending now as `ending`.
+    pub(crate) fn finish(&self, started: Started, ending: Ending) {
+        self.controller.finish(started, &JsClock, ending.outcome());
     }
 
     /// Keeps `permit` until JavaScript calls `FINISH` with the returned id
-    /// and whether the call was dropped; the call is then sampled (as
-    /// started at `started`) and the permit returned.
+    /// and how the work settled; the call is then sampled (as started at
+    /// `started`) and the permit returned.
     fn hold(&self, permit: Permit, started: Started) -> f64 {
         let entry = Entry {
             sampler: self.clone(),
@@ -114,20 +130,27 @@ thread_local! {
             free: Vec::new(),
         })
     };
-    /// `finish(id, dropped)`: samples the call held under `id` and returns
-    /// its permit (once; later calls with that id find nothing or, once the
+    /// `finish(id, rejected, reason)`: samples the call held under `id`
+    /// (its work fulfilled, or rejected with `reason`) and returns its
+    /// permit (once; later calls with that id find nothing or, once the
     /// slot is reused, are never made: each id is finished exactly once).
-    static FINISH: Closure<dyn FnMut(f64, bool)> = Closure::new(|id: f64, dropped: bool| {
-        if !(id >= 0.0 && id < usize::MAX as f64) {
-            return;
-        }
-        let entry = SAMPLED.with(|sampled| sampled.borrow_mut().remove(id as usize));
-        // Outside the borrow: the new limit and the permit may wake tasks.
-        if let Some(entry) = entry {
-            entry.sampler.finish(entry.started, dropped);
-            drop(entry.permit);
-        }
-    });
+    static FINISH: Closure<dyn FnMut(f64, bool, JsValue)> =
+        Closure::new(|id: f64, was_rejected: bool, reason: JsValue| {
+            if !(id >= 0.0 && id < usize::MAX as f64) {
+                return;
+            }
+            let entry = SAMPLED.with(|sampled| sampled.borrow_mut().remove(id as usize));
+            // Outside the borrow: the new limit and the permit may wake tasks.
+            if let Some(entry) = entry {
+                let ending = if was_rejected {
+                    ending_of(&reason)
+                } else {
+                    Ending::Completed
+                };
+                entry.sampler.finish(entry.started, ending);
+                drop(entry.permit);
+            }
+        });
 }
 
 /// An admitted call's permit, and the start of its sample when the
@@ -144,23 +167,19 @@ impl Running {
         Self { permit, sample }
     }
 
-    /// The call ends now: sampled (a drop if `dropped()` says so; not asked
-    /// for a fixed limit), and its permit handed back to the caller.
-    pub(crate) fn sample(self, dropped: impl FnOnce() -> bool) -> Permit {
+    /// The call ends now as `ending()` (not asked for a fixed limit): it is
+    /// sampled as the core classifies that, and its permit handed back to
+    /// the caller.
+    pub(crate) fn sample(self, ending: impl FnOnce() -> Ending) -> Permit {
         if let Some((sampler, started)) = self.sample {
-            sampler.finish(started, dropped());
+            sampler.finish(started, ending());
         }
         self.permit
     }
 
-    /// The permit, without sampling the call (its caller aborted it).
-    pub(crate) fn unsampled(self) -> Permit {
-        self.permit
-    }
-
     /// Hands the call to JavaScript: `f(id, release)`, where JavaScript
-    /// calls `release(id, dropped)` once when the work settles (`dropped`
-    /// as `isDrop` says); that samples the call and returns the permit.
+    /// calls `release(id, rejected, reason)` once when the work settles;
+    /// that samples the call and returns the permit.
     pub(crate) fn hand_over<T>(self, f: impl FnOnce(f64, &JsValue) -> T) -> T {
         match self.sample {
             None => {

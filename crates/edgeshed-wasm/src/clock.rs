@@ -12,6 +12,9 @@ extern "C" {
     /// `performance` (chosen once, when the module loads).
     #[wasm_bindgen(js_name = monotonicNow)]
     pub(crate) fn now_millis() -> f64;
+    /// The wall clock in ms since the Unix epoch (NaN if unreadable).
+    #[wasm_bindgen(js_name = wallNow)]
+    fn wall_millis() -> f64;
 }
 
 /// Time from the JavaScript host: `performance.now()` (or `Date.now()`
@@ -33,6 +36,13 @@ impl Clock for JsClock {
 
     fn sleep_until(&self, deadline: Instant) -> JsSleep {
         JsSleep::at(deadline.since_origin().as_secs_f64() * 1000.0)
+    }
+
+    /// `performance.timeOrigin + performance.now()` (or `Date.now()`):
+    /// isolates agree on it, so the adaptive limits' drains coincide.
+    fn wall_time(&self) -> Option<Duration> {
+        let millis = wall_millis();
+        (millis.is_finite() && millis > 0.0).then(|| millis_to_duration(millis))
     }
 }
 

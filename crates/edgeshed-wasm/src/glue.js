@@ -86,3 +86,16 @@ export const monotonicNow =
   typeof performance !== "undefined" && typeof performance.now === "function"
     ? () => performance.now()
     : () => Date.now();
+// The wall clock in ms since the Unix epoch, on the monotonic clock's time
+// line (performance.timeOrigin + performance.now(), read at each call), or
+// Date.now() where there is no time origin (workerd, whose performance.now()
+// already is Date.now()). Never throws.
+export function wallNow() {
+  try {
+    const origin = typeof performance !== "undefined" ? performance.timeOrigin : undefined;
+    if (typeof origin === "number" && origin > 0) return origin + monotonicNow();
+    return Date.now();
+  } catch {
+    return NaN;
+  }
+}

@@ -1,7 +1,8 @@
 //! Additive increase, multiplicative decrease on drops.
 
-use super::{Bounds, Limit, Sample};
+use super::{Bounds, Limit, Sample, WindowLimit, WindowSummary};
 use crate::time::Instant;
+use core::time::Duration;
 
 /// Loss-based AIMD: grow while calls succeed under load, shrink by a factor
 /// when one is dropped (an overload answer, a timeout, an error).
@@ -103,6 +104,25 @@ impl Limit for Aimd {
             let step = 1.0 / self.limit.max(1.0);
             self.limit = self.bounds.clamp_f64(self.limit + step);
         }
+        self.limit()
+    }
+}
+
+impl WindowLimit for Aimd {
+    /// One window (about a round trip): a backoff if it had drops, else
+    /// `+1` if the limit was in use (`max_in_flight * 2 >= limit`).
+    fn on_window(&mut self, window: &WindowSummary, _span: Duration) -> usize {
+        if window.dropped() > 0 {
+            let cut = (self.limit() as f64 * self.backoff).floor();
+            self.limit = self.bounds.clamp_f64(cut);
+        } else if window.served() > 0 && window.max_in_flight() * 2 >= self.limit() {
+            self.limit = self.bounds.clamp_f64(self.limit + 1.0);
+        }
+        self.limit()
+    }
+
+    /// Loss-based: no baseline to learn.
+    fn on_drain(&mut self, _window: &WindowSummary) -> usize {
         self.limit()
     }
 }

@@ -1,33 +1,37 @@
 //! Feeds a [`Limit`] and applies its answer to a semaphore.
 
-use super::{Limit, Sample};
+use super::{Limit, Outcome, Sample};
 use crate::semaphore::Semaphore;
 use crate::sync::{lock, Arc, Mutex};
-use crate::time::Instant;
+use crate::time::{Clock, Instant};
 use core::fmt;
+use core::time::Duration;
 
 /// Drives one [`Limit`] algorithm and applies each new limit to a
 /// [`Semaphore`] with [`set_limit`](Semaphore::set_limit).
 ///
 /// Call [`start`](Self::start) once a call is admitted (holding its permit)
-/// and [`finish`](Self::finish) when it completes, before its permit is
-/// returned. Clones share the algorithm and the semaphore. The algorithm's
-/// update and the `set_limit` happen under one lock, so concurrent
-/// completions apply their limits in the order the algorithm produced them.
+/// and [`finish`](Self::finish) with its [`Outcome`] when it completes,
+/// before its permit is returned. Clones share the algorithm and the
+/// semaphore. The algorithm's update and the `set_limit` happen under one
+/// lock, so concurrent completions apply their limits in the order the
+/// algorithm produced them.
 ///
 /// ```
-/// use edgeshed::limit::adaptive::{Aimd, Controller};
+/// use edgeshed::limit::adaptive::{Aimd, Controller, Outcome};
 /// use edgeshed::semaphore::Semaphore;
-/// use edgeshed::time::Instant;
+/// use edgeshed::time::ManualClock;
 /// use std::time::Duration;
 ///
+/// let clock = ManualClock::new();
 /// let semaphore = Semaphore::new(1);
 /// let controller = Controller::new(Aimd::default(), semaphore.clone());
 /// assert_eq!(semaphore.limit(), 6); // the algorithm's initial limit
 ///
 /// let permit = semaphore.try_acquire().unwrap();
-/// let started = controller.start(Instant::from_origin(Duration::ZERO));
-/// let limit = controller.finish(started, Instant::from_origin(Duration::from_millis(5)), true);
+/// let started = controller.start(&clock);
+/// clock.advance(Duration::from_millis(5));
+/// let limit = controller.finish(started, &clock, Outcome::Dropped);
 /// drop(permit);
 /// assert_eq!((limit, semaphore.limit()), (5, 5)); // backed off on the drop
 /// ```
@@ -46,6 +50,7 @@ struct State<L> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Started {
     at: Instant,
+    wall: Option<Duration>,
     in_flight: usize,
 }
 
@@ -53,6 +58,11 @@ impl Started {
     /// When the call was admitted.
     pub const fn at(&self) -> Instant {
         self.at
+    }
+
+    /// When the call was admitted on the wall clock, if the clock has one.
+    pub const fn wall(&self) -> Option<Duration> {
+        self.wall
     }
 
     /// Calls in flight when it was admitted, itself included.
@@ -72,20 +82,28 @@ impl<L: Limit> Controller<L> {
         }
     }
 
-    /// Notes the start of an admitted call (call it while holding the permit).
-    pub fn start(&self, now: Instant) -> Started {
+    /// Notes the start of an admitted call now, on `clock` (call it while
+    /// holding the permit).
+    pub fn start<C: Clock>(&self, clock: &C) -> Started {
         Started {
-            at: now,
+            at: clock.now(),
+            wall: clock.wall_time(),
             in_flight: self.semaphore.in_use(),
         }
     }
 
-    /// Feeds the completed call to the algorithm and applies the new limit;
-    /// returns it. `dropped`: the call ended in an overload answer, a
-    /// timeout or an error.
-    pub fn finish(&self, started: Started, now: Instant, dropped: bool) -> usize {
-        let rtt = now.saturating_duration_since(started.at);
-        let sample = Sample::new(started.at, rtt, started.in_flight, dropped);
+    /// Feeds the call that ended now (on `clock`) with `outcome` to the
+    /// algorithm and applies the new limit; returns the limit. An
+    /// [`Outcome::Ignored`] call is no sample: the limit stays.
+    pub fn finish<C: Clock>(&self, started: Started, clock: &C, outcome: Outcome) -> usize {
+        let rtt = clock.now().saturating_duration_since(started.at);
+        let Some(sample) = Sample::of(started.at, rtt, started.in_flight, outcome) else {
+            return self.limit();
+        };
+        let sample = match started.wall {
+            Some(wall) => sample.with_wall_start(wall),
+            None => sample,
+        };
         let mut state = lock(&self.shared);
         let limit = state.algorithm.update(&sample);
         if limit != state.applied {

@@ -15,7 +15,8 @@ pin_project! {
     ///
     /// The sample is taken when the inner future completes, before the
     /// permit is returned. A future dropped before it completes gives no
-    /// sample: a cancelled call says nothing about the origin.
+    /// sample: a cancelled call ([`Ending::Aborted`](super::Ending::Aborted))
+    /// says nothing about the origin.
     #[must_use = "futures do nothing unless polled"]
     pub struct SampledFuture<F, L, C, D> {
         #[pin]
@@ -58,8 +59,8 @@ where
         let this = self.project();
         let outcome = ready!(this.future.poll(cx));
         if let Some(started) = this.started.take() {
-            let dropped = this.classify.is_drop(outcome.as_ref());
-            this.controller.finish(started, this.clock.now(), dropped);
+            let classified = this.classify.outcome(outcome.as_ref());
+            this.controller.finish(started, &*this.clock, classified);
         }
         Poll::Ready(outcome)
     }

@@ -1,4 +1,4 @@
-use super::classify::ErrorsAreDrops;
+use super::classify::DefaultClassify;
 use super::controller::Controller;
 use super::service::{AdaptiveLimit, Sampled};
 use super::Limit;
@@ -25,10 +25,11 @@ use tower_layer::Layer;
 /// | `new(algorithm).queue(max_queue, timeout)?.clock(c)` | wait, bounded in length and time |
 ///
 /// Each call is timed from admission (the permit is held) to the inner
-/// future's completion. It counts as dropped when [`Classify`](super::Classify)
-/// says so: by default when the inner service fails, which includes an
-/// `Overloaded` or `Expired` from an edgeshed layer inside this one. Calls
-/// refused by this limit itself never reach the origin and give no sample.
+/// future's completion and classified by [`Classify`](super::Classify):
+/// by default an inner error is a drop, an `Overloaded` from an edgeshed
+/// layer inside this one too, and an `Expired` (the caller's deadline) is
+/// ignored. Calls refused by this limit itself never reach the origin and
+/// give no sample; nor do calls whose future is dropped (cancelled).
 ///
 /// ```compile_fail
 /// use edgeshed::limit::adaptive::{AdaptiveLimitLayer, Aimd};
@@ -37,7 +38,7 @@ use tower_layer::Layer;
 /// let echo = tower::service_fn(|x: u32| async move { Ok::<_, std::convert::Infallible>(x) });
 /// let service = AdaptiveLimitLayer::new(Aimd::default()).layer(echo); // error: no clock to time calls
 /// ```
-pub struct AdaptiveLimitLayer<L, C = NoClock, D = ErrorsAreDrops> {
+pub struct AdaptiveLimitLayer<L, C = NoClock, D = DefaultClassify> {
     algorithm: L,
     policy: Policy,
     clock: C,
@@ -51,7 +52,7 @@ impl<L: Limit> AdaptiveLimitLayer<L> {
             algorithm,
             policy: Policy::Wait,
             clock: NoClock,
-            classify: ErrorsAreDrops,
+            classify: DefaultClassify,
         }
     }
 }
@@ -83,7 +84,7 @@ impl<L: Limit, C, D> AdaptiveLimitLayer<L, C, D> {
         }
     }
 
-    /// Which completed calls count as drops (see [`Classify`](super::Classify)).
+    /// How completed calls count: served, dropped or ignored (see [`Classify`](super::Classify)).
     pub fn classify<D2>(self, classify: D2) -> AdaptiveLimitLayer<L, C, D2> {
         AdaptiveLimitLayer {
             algorithm: self.algorithm,

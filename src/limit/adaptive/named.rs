@@ -1,8 +1,9 @@
 //! An algorithm chosen by name at run time: what the JS and worker
 //! configurations (`"algorithm": "gradient2"`) build.
 
-use super::{Aimd, Bounds, Gradient2, Limit, Sample, Vegas};
+use super::{Aimd, Bounds, Gradient2, Limit, Sample, Vegas, WindowLimit, WindowSummary};
 use core::fmt;
+use core::time::Duration;
 
 /// One of the built-in algorithms, picked by its configuration name.
 ///
@@ -72,6 +73,24 @@ impl Limit for AnyLimit {
             Self::Aimd(algorithm) => algorithm.update(sample),
             Self::Gradient2(algorithm) => algorithm.update(sample),
             Self::Vegas(algorithm) => algorithm.update(sample),
+        }
+    }
+}
+
+impl WindowLimit for AnyLimit {
+    fn on_window(&mut self, window: &WindowSummary, span: Duration) -> usize {
+        match self {
+            Self::Aimd(algorithm) => algorithm.on_window(window, span),
+            Self::Gradient2(algorithm) => algorithm.on_window(window, span),
+            Self::Vegas(algorithm) => algorithm.on_window(window, span),
+        }
+    }
+
+    fn on_drain(&mut self, window: &WindowSummary) -> usize {
+        match self {
+            Self::Aimd(algorithm) => algorithm.on_drain(window),
+            Self::Gradient2(algorithm) => algorithm.on_drain(window),
+            Self::Vegas(algorithm) => algorithm.on_drain(window),
         }
     }
 }

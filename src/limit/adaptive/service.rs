@@ -1,4 +1,4 @@
-use super::classify::{Classify, ErrorsAreDrops};
+use super::classify::{Classify, DefaultClassify};
 use super::controller::Controller;
 use super::future::SampledFuture;
 use super::Limit;
@@ -14,11 +14,11 @@ use tower_service::Service;
 ///
 /// `admission()` gives the stats (`stats().limit` is the current limit);
 /// `get_ref().controller()` the [`Controller`].
-pub type AdaptiveLimit<S, L, C, D = ErrorsAreDrops> = ConcurrencyLimit<Sampled<S, L, C, D>, C>;
+pub type AdaptiveLimit<S, L, C, D = DefaultClassify> = ConcurrencyLimit<Sampled<S, L, C, D>, C>;
 
 /// The inner half of an [`AdaptiveLimit`]: it sees only admitted calls,
 /// times each from admission to completion, and feeds the [`Controller`].
-pub struct Sampled<S, L, C, D = ErrorsAreDrops> {
+pub struct Sampled<S, L, C, D = DefaultClassify> {
     inner: S,
     controller: Controller<L>,
     clock: C,
@@ -70,7 +70,7 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         // Called by the `ConcurrencyLimit` outside, with the permit held.
-        let started = self.controller.start(self.clock.now());
+        let started = self.controller.start(&self.clock);
         SampledFuture::new(
             self.inner.call(request),
             self.controller.clone(),

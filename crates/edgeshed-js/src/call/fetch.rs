@@ -6,8 +6,9 @@ use crate::bodies::with_signal;
 use crate::counters::CallCounters;
 use crate::errors::deadline as deadline_error;
 use crate::options::call_options;
-use crate::sampling::{is_drop, Running};
+use crate::sampling::{ending_of, Running};
 use edgeshed::admission::Admission;
+use edgeshed::limit::adaptive::Ending;
 use edgeshed::time::Clock;
 use edgeshed_wasm::abort::abort_reason;
 use edgeshed_wasm::clock::JsClock;
@@ -47,19 +48,23 @@ pub(crate) fn fetch(
             let timer = or_never(deadline.map(|at| JsClock.sleep_until(at)));
             match select(Settled::new(&pending), timer).await {
                 Either::Left((Ok(response), _)) => {
-                    let permit = running.sample(|| is_drop(&response));
+                    let permit = running.sample(|| ending_of(&response));
                     counters.bodies.hold(&response, permit)
                 }
                 Either::Left((Err(error), _)) => {
-                    // A network failure is a drop; the caller's abort is no sample.
+                    // A network failure is a drop; the caller's abort is ignored.
                     let aborted = signal.is_some_and(|s| !abort_reason(&s).is_undefined());
-                    if !aborted {
-                        drop(running.sample(|| true));
-                    }
+                    let ending = if aborted {
+                        Ending::Aborted
+                    } else {
+                        Ending::Failed
+                    };
+                    drop(running.sample(|| ending));
                     Err(error)
                 }
                 Either::Right(((), _)) => {
-                    let permit = running.sample(|| true);
+                    // The caller's deadline: ignored (see sampling.rs).
+                    let permit = running.sample(|| Ending::DeadlinePassed);
                     CallCounters::bump(&counters.expired_running);
                     let error = deadline_error();
                     if let Some(controller) = controller {

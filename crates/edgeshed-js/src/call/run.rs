@@ -4,8 +4,9 @@ use super::{abandon, deadline_of, finish_admission, start_admission, Admitting};
 use crate::counters::CallCounters;
 use crate::errors::{deadline as deadline_error, type_error};
 use crate::options::{call_options, CallOptions};
-use crate::sampling::{is_drop, Running};
+use crate::sampling::{ending_of, Running};
 use edgeshed::admission::Admission;
+use edgeshed::limit::adaptive::Ending;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::abort::Aborted;
 use edgeshed_wasm::clock::JsClock;
@@ -20,12 +21,12 @@ use web_sys::AbortController;
 
 #[wasm_bindgen(module = "/src/glue.js")]
 extern "C" {
-    /// `Promise.resolve(value)`, calling `release(id, dropped)` when it
-    /// settles (`dropped`: glue.js `isDrop` of a rejection); `release` runs
-    /// at once and the promise rejects if `Promise.resolve` throws.
+    /// `Promise.resolve(value)`, calling `release(id, rejected, reason)`
+    /// when it settles; `release` runs at once and the promise rejects if
+    /// `Promise.resolve` throws.
     #[wasm_bindgen(js_name = releaseWhenSettled)]
     fn release_when_settled(value: &JsValue, id: f64, release: &JsValue) -> js_sys::Promise;
-    /// Once `value` settles: `release(id, dropped)` as above, then `resolve`
+    /// Once `value` settles: `release(id, rejected, reason)` as above, then `resolve`
     /// or `reject` with its outcome (at once, rejecting, if `Promise.resolve` throws).
     #[wasm_bindgen(js_name = settleHolding)]
     fn settle_holding(
@@ -86,14 +87,14 @@ fn call_settling(
 ) {
     match task.call0(&JsValue::UNDEFINED) {
         Ok(returned) if is_plain(&returned) => {
-            drop(running.sample(|| false));
+            drop(running.sample(|| Ending::Completed));
             let _ = resolve.call1(&JsValue::UNDEFINED, &returned);
         }
         Ok(returned) => {
             running.hand_over(|id, release| settle_holding(&returned, id, release, resolve, reject))
         }
         Err(thrown) => {
-            drop(running.sample(|| is_drop(&thrown)));
+            drop(running.sample(|| ending_of(&thrown)));
             let _ = reject.call1(&JsValue::UNDEFINED, &thrown);
         }
     }
@@ -112,14 +113,14 @@ fn call_holding(task: &js_sys::Function, running: Running) -> js_sys::Promise {
     match task.call0(&JsValue::UNDEFINED) {
         // A synchronous result: the work is done, its slot free now.
         Ok(returned) if is_plain(&returned) => {
-            drop(running.sample(|| false));
+            drop(running.sample(|| Ending::Completed));
             js_sys::Promise::resolve(&returned)
         }
         Ok(returned) => {
             running.hand_over(|id, release| release_when_settled(&returned, id, release))
         }
         Err(thrown) => {
-            drop(running.sample(|| is_drop(&thrown)));
+            drop(running.sample(|| ending_of(&thrown)));
             js_sys::Promise::reject(&thrown)
         }
     }
@@ -151,7 +152,7 @@ async fn run_admitting(
     let returned = match task.call1(&JsValue::UNDEFINED, &controller.signal()) {
         Ok(returned) => returned,
         Err(thrown) => {
-            drop(running.sample(|| is_drop(&thrown)));
+            drop(running.sample(|| ending_of(&thrown)));
             return Err(thrown);
         }
     };
@@ -160,15 +161,21 @@ async fn run_admitting(
     // The abort first, then the work, then the deadline.
     let (error, permit) = match select(select(abort, Settled::new(&returned)), timer).await {
         Either::Left((Either::Right((result, _)), _)) => {
-            drop(running.sample(|| result.as_ref().is_err_and(is_drop)));
+            let ending = match &result {
+                Ok(_) => Ending::Completed,
+                Err(reason) => ending_of(reason),
+            };
+            drop(running.sample(|| ending));
             return result;
         }
-        // The caller gave up: no sample (see sampling.rs).
-        Either::Left((Either::Left((reason, _)), _)) => (reason, running.unsampled()),
+        // The caller gave up: ignored (see sampling.rs).
+        Either::Left((Either::Left((reason, _)), _)) => {
+            (reason, running.sample(|| Ending::Aborted))
+        }
         Either::Right(((), _)) => {
             CallCounters::bump(&counters.expired_running);
-            // A timeout: sampled as a drop now, its slot freed later.
-            (deadline_error(), running.sample(|| true))
+            // The caller's deadline: ignored; its slot freed later.
+            (deadline_error(), running.sample(|| Ending::DeadlinePassed))
         }
     };
     controller.abort_with_reason(&error);
