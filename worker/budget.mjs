@@ -29,13 +29,28 @@ function count(value, what, min = 0, max = MAX_COUNT) {
   return value;
 }
 
+const ALGORITHMS = ["aimd", "gradient2", "vegas"];
+
 function config(options) {
   const limit = count(options?.limit, "limit", 1);
   const ttlMs = options?.ttlMs;
   if (!Number.isInteger(ttlMs) || ttlMs < 100 || ttlMs > 3_600_000) {
     throw new TypeError(`EdgeshedBudget: ttlMs must be an integer from 100 to 3600000, got ${String(ttlMs)}`);
   }
-  return { limit, ttlMs };
+  return { limit, ttlMs, adaptive: adaptive(options?.adaptive) };
+}
+
+/** The `adaptive` section of the caller's budget (the worker checked it), or null. */
+function adaptive(value) {
+  if (value === undefined || value === null) return null;
+  const algorithm = value.algorithm;
+  if (!ALGORITHMS.includes(algorithm)) {
+    throw new TypeError(`EdgeshedBudget: adaptive.algorithm must be one of ${ALGORITHMS.join(", ")}, got ${String(algorithm)}`);
+  }
+  const minLimit = count(value.minLimit, "adaptive.minLimit", 1);
+  const maxLimit = count(value.maxLimit, "adaptive.maxLimit", minLimit);
+  const initialLimit = count(value.initialLimit, "adaptive.initialLimit", minLimit, maxLimit);
+  return { algorithm, initialLimit, minLimit, maxLimit };
 }
 
 function holderId(holder) {
@@ -45,17 +60,28 @@ function holderId(holder) {
   return holder;
 }
 
-/** The samples a holder reports with a lease call (all optional). */
+/** The calls a holder reports with a lease call (a WindowSummary's parts; all optional). */
 function report(value) {
   const big = Number.MAX_SAFE_INTEGER;
   const r = value ?? {};
+  const squares = r.rttSquares ?? 0;
+  if (typeof squares !== "number" || !Number.isFinite(squares) || squares < 0) {
+    throw new TypeError(`EdgeshedBudget: report.rttSquares must be a finite number of at least 0, got ${String(squares)}`);
+  }
   return [
-    count(r.served ?? 0, "report.served"),
-    count(r.dropped ?? 0, "report.dropped"),
-    count(r.rttSumUs ?? 0, "report.rttSumUs", 0, big),
-    count(r.rttMinUs ?? big, "report.rttMinUs", 0, big),
+    count(r.served ?? 0, "report.served", 0, big),
+    count(r.dropped ?? 0, "report.dropped", 0, big),
+    count(r.rttTotalUs ?? 0, "report.rttTotalUs", 0, big),
+    squares,
+    count(r.minRttUs ?? 0, "report.minRttUs", 0, big),
+    count(r.maxRttUs ?? 0, "report.maxRttUs", 0, big),
     count(r.maxInFlight ?? 0, "report.maxInFlight"),
   ];
+}
+
+/** Whether two callers' configurations are the same budget. */
+function sameConfig(a, b) {
+  return a?.limit === b.limit && a?.ttlMs === b.ttlMs && JSON.stringify(a?.adaptive) === JSON.stringify(b.adaptive);
 }
 
 // What a call the table dropped gets (its holder sent a newer one, or the
@@ -82,10 +108,12 @@ export class EdgeshedBudget extends DurableObject {
 
   /**
    * Grants, renews, grows or releases the lease of `holder` (one isolate):
-   * `{ limit, ttlMs, held, inUse, wanted, waitMs, report }` ->
-   * `{ permits, ttlMs, renewMs, learning, contended }`. With `waitMs`, a
-   * holder short of its fair share is answered once permits come back (or
-   * after `waitMs`). `limit` and `ttlMs` come from the caller's configuration.
+   * `{ limit, ttlMs, adaptive, held, inUse, wanted, waitMs, epoch, report }`
+   * -> `{ permits, ttlMs, renewMs, learning, contended, epoch }`. With
+   * `waitMs`, a holder short of its fair share is answered once permits come
+   * back (or after `waitMs`). `limit`, `ttlMs` and `adaptive` come from the
+   * caller's configuration; `report` summarises the calls the holder started
+   * in `epoch` (an adaptive limit learns from them).
    */
   lease(holder, request) {
     holderId(holder);
@@ -94,6 +122,7 @@ export class EdgeshedBudget extends DurableObject {
       count(request?.inUse, "inUse"),
       count(request?.wanted, "wanted"),
       count(request?.waitMs ?? 0, "waitMs", 0, MAX_WAIT_MS),
+      count(request?.epoch ?? 0, "epoch", 0, Number.MAX_SAFE_INTEGER),
       ...report(request?.report),
     ];
     const now = Date.now();
@@ -103,7 +132,14 @@ export class EdgeshedBudget extends DurableObject {
     let answer;
     if (permits >= 0) {
       if (permits > 0) this.#extend(now + table.ttlMs());
-      answer = { permits, ttlMs: table.ttlMs(), renewMs: table.renewMs(), learning: table.lastLearning(), contended: table.lastContended() };
+      answer = {
+        permits,
+        ttlMs: table.ttlMs(),
+        renewMs: table.renewMs(),
+        learning: table.lastLearning(),
+        contended: table.lastContended(),
+        epoch: table.epoch(),
+      };
     } else {
       answer = this.#keep(holder, "lease", numbers[3]);
     }
@@ -179,9 +215,9 @@ export class EdgeshedBudget extends DurableObject {
       delete calls[key];
       if (calls.lease === undefined && calls.watch === undefined) this.kept.delete(holder);
       if (kind === 0) {
-        const [permits, renewMs, learning, contended] = rest;
+        const [permits, renewMs, learning, contended, epoch] = rest;
         if (permits > 0) this.#extend(now + table.ttlMs());
-        resolve({ permits, ttlMs: table.ttlMs(), renewMs, learning, contended });
+        resolve({ permits, ttlMs: table.ttlMs(), renewMs, learning, contended, epoch });
       } else {
         resolve({ contended: rest[0] });
       }
@@ -194,12 +230,18 @@ export class EdgeshedBudget extends DurableObject {
   // and the calls the old table kept are dropped (their holders ask again).
   #table(wanted, now) {
     const table = this.table;
-    const same = this.configured?.limit === wanted.limit && this.configured?.ttlMs === wanted.ttlMs;
-    if (table !== null && same) return table;
+    if (table !== null && sameConfig(this.configured, wanted)) return table;
     table?.free();
     for (const holder of [...this.kept.keys()]) this.#drop(holder);
     const horizon = Math.max(this.horizon, table === null ? 0 : now + wanted.ttlMs);
-    this.table = new BudgetTable(wanted.limit, wanted.ttlMs, now, horizon);
+    const a = wanted.adaptive;
+    this.table = a === null
+      ? new BudgetTable(wanted.limit, wanted.ttlMs, now, horizon)
+      : BudgetTable.adaptive(a.algorithm, a.initialLimit, a.minLimit, a.maxLimit, wanted.ttlMs, now, horizon);
+    if (this.table === undefined) {
+      this.table = null;
+      throw new TypeError(`EdgeshedBudget: the core refused the adaptive limit ${JSON.stringify(a)}`);
+    }
     this.configured = wanted;
     return this.table;
   }

@@ -6,7 +6,9 @@
 //! Numbers cross as JavaScript numbers: the shell validates them (integers
 //! in range) before calling; times are `Date.now()` milliseconds.
 
-use crate::budget::{Answer, Grant, LeaseRequest, LeaseTable, Report};
+use crate::budget::{Answer, Grant, LeaseRequest, LeaseTable};
+use core::time::Duration;
+use edgeshed::limit::adaptive::{AnyLimit, Bounds, WindowSummary};
 use wasm_bindgen::prelude::*;
 
 /// A millisecond count from JavaScript: negative and NaN become 0.
@@ -19,8 +21,25 @@ fn millis(value: f64) -> u64 {
 }
 
 /// A count from JavaScript (the shell checked the range): 0 if unusable.
-fn count(value: Option<&f64>) -> u32 {
-    value.map_or(0, |&v| millis(v).min(u64::from(u32::MAX)) as u32)
+fn count(value: f64) -> u32 {
+    millis(value).min(u64::from(u32::MAX)) as u32
+}
+
+/// The report in `numbers` 5 to 11 (see [`BudgetTable::ask`]), if the core
+/// takes it.
+fn report(n: &dyn Fn(usize) -> f64) -> Option<WindowSummary> {
+    let served = millis(n(5));
+    let rtt = |i: usize| (served > 0).then(|| Duration::from_micros(millis(n(i))));
+    WindowSummary::from_parts(
+        served,
+        millis(n(6)),
+        Duration::from_micros(millis(n(7))),
+        n(8),
+        rtt(9),
+        rtt(10),
+        millis(n(11)) as usize,
+    )
+    .ok()
 }
 
 /// One origin's lease table ([`LeaseTable`]), owned by a Durable Object.
@@ -57,25 +76,47 @@ impl BudgetTable {
         self.table.ttl_ms() as f64
     }
 
+    /// A table whose limit the algorithm `name` moves within `[min, max]`
+    /// from `initial` ([`LeaseTable::adaptive`]); `undefined` for a name or
+    /// bounds the core refuses (the shell checked them).
+    pub fn adaptive(
+        name: &str,
+        initial: u32,
+        min: u32,
+        max: u32,
+        ttl_ms: f64,
+        now: f64,
+        horizon: f64,
+    ) -> Option<BudgetTable> {
+        let bounds = Bounds::new(initial as usize, min as usize, max as usize).ok()?;
+        let algorithm = AnyLimit::named(name, bounds).ok()?;
+        let (ttl, now, horizon) = (millis(ttl_ms), millis(now), millis(horizon));
+        Some(BudgetTable {
+            table: LeaseTable::adaptive(algorithm, ttl, now, horizon),
+            last: None,
+        })
+    }
+
     /// Grants, renews, grows or releases `holder`'s lease ([`LeaseTable::ask`]).
-    /// `numbers`: `[held, inUse, wanted, waitMs, served, dropped, rttSumUs,
-    /// rttMinUs, maxInFlight]`. Returns the permits the holder may use (the
-    /// rest of the grant through [`BudgetTable::renew_ms`] and friends), or
-    /// -1 when the ask is kept: its answer then comes from
+    /// `numbers`: `[held, inUse, wanted, waitMs, epoch, served, dropped,
+    /// rttTotalUs, rttSquares (s²), minRttUs, maxRttUs, maxInFlight]` (a
+    /// report the core refuses counts as none). Returns the permits the
+    /// holder may use (the rest of the grant through [`BudgetTable::renew_ms`]
+    /// and friends), or -1 when the ask is kept: its answer then comes from
     /// [`BudgetTable::answer_parked`].
     pub fn ask(&mut self, holder: &str, numbers: &[f64], now: f64) -> f64 {
-        let n = |i: usize| numbers.get(i);
+        let n = |i: usize| numbers.get(i).copied().unwrap_or(0.0);
         let mut req = LeaseRequest::new(count(n(0)), count(n(1)), count(n(2)));
-        req.wait_ms = n(3).map_or(0, |&v| millis(v));
-        req.report = Report {
-            served: count(n(4)),
-            dropped: count(n(5)),
-            rtt_sum_us: n(6).map_or(0, |&v| millis(v)),
-            rtt_min_us: n(7).map_or(u64::MAX, |&v| millis(v)),
-            max_in_flight: count(n(8)),
-        };
+        req.wait_ms = millis(n(3));
+        req.epoch = millis(n(4));
+        req.report = report(&n).unwrap_or_default();
         self.last = self.table.ask(holder, req, millis(now));
         self.last.map_or(-1.0, |grant| f64::from(grant.permits))
+    }
+
+    /// The epoch of the fleet limit (0 for a fixed one).
+    pub fn epoch(&self) -> f64 {
+        self.last.map_or(0.0, |grant| grant.epoch as f64)
     }
 
     /// When the holder of the last grant answered at once should call
@@ -110,8 +151,8 @@ impl BudgetTable {
     }
 
     /// The kept asks and watches answered now ([`LeaseTable::answer_parked`]):
-    /// `[[0, holder, permits, renewMs, learning, contended] | [1, holder,
-    /// contended], ...]`.
+    /// `[[0, holder, permits, renewMs, learning, contended, epoch] | [1,
+    /// holder, contended], ...]`.
     #[wasm_bindgen(js_name = answerParked)]
     pub fn answer_parked(&mut self, now: f64) -> js_sys::Array {
         let out = js_sys::Array::new();
@@ -125,6 +166,7 @@ impl BudgetTable {
                     entry.push(&(grant.renew_ms as f64).into());
                     entry.push(&grant.learning.into());
                     entry.push(&grant.contended.into());
+                    entry.push(&(grant.epoch as f64).into());
                 }
                 Answer::Notice(holder, contended) => {
                     entry.push(&1.into());

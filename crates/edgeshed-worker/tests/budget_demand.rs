@@ -24,6 +24,7 @@ fn grant(permits: u32) -> Grant {
         renew_ms: TTL / 4 * 3,
         learning: false,
         contended: false,
+        epoch: 0,
     }
 }
 

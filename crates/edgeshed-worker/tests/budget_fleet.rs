@@ -230,6 +230,7 @@ impl Fleet {
                     renew_ms: 0,
                     learning: false,
                     contended: false,
+                    epoch: 0,
                 });
                 let node = &mut self.nodes[h];
                 if !node.alive {

@@ -29,6 +29,7 @@ fn grant(permits: u32) -> Grant {
         renew_ms: TTL / 4 * 3,
         learning: false,
         contended: false,
+        epoch: 0,
     }
 }
 
@@ -235,6 +236,7 @@ fn a_learning_grant_for_a_lease_that_expired_meanwhile_is_not_used() {
         renew_ms: TTL / 4 * 3,
         learning: true,
         contended: false,
+        epoch: 0,
     };
     let mut h = holder(6, Unavailable::Local);
     h.poll(0, w(3)).unwrap();

@@ -65,17 +65,18 @@
 //! flight), so the origin sees the old limit for at most that long plus the
 //! calls then in flight.
 
+mod adaptive;
 mod fair;
 mod fallback;
+mod fleet_limit;
 mod holder;
 mod park;
-mod report;
 mod table;
 mod types;
 
 pub use fair::fair_share;
 pub use fallback::{effective_limit, Unavailable};
+pub use fleet_limit::FleetLimit;
 pub use holder::{HolderConfig, LeaseHolder, Waiting};
-pub use report::Report;
 pub use table::LeaseTable;
 pub use types::{Answer, FleetView, Grant, LeaseRequest, WatchRequest};

@@ -63,7 +63,7 @@ impl LeaseTable {
         }
         let mut kept = req;
         // The samples were taken into account once, now.
-        kept.report = super::report::Report::EMPTY;
+        kept.report = edgeshed::limit::adaptive::WindowSummary::default();
         self.parked.push(Parked {
             holder: holder.to_owned(),
             req: kept,

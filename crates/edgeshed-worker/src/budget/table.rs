@@ -8,9 +8,11 @@ use super::types::{FleetView, Grant, LeaseRequest};
 
 /// One holder's entry: its lease and its last reported demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Lease {
-    permits: u32,
+pub(super) struct Lease {
+    pub(super) permits: u32,
     wanted: u32,
+    /// The calls it reported in flight at its last call.
+    pub(super) in_use: u32,
     expires_at: u64,
     /// When the table told the holder to call again.
     renew_at: u64,
@@ -26,12 +28,14 @@ pub struct LeaseTable {
     pub(super) limit: u32,
     ttl_ms: u64,
     learning_until: u64,
-    leases: BTreeMap<String, Lease>,
+    pub(super) leases: BTreeMap<String, Lease>,
     /// Asks the table holds until it can grant more (see `park.rs`), in
     /// the order they came.
     pub(super) parked: Vec<Parked>,
     /// Holders waiting to hear that the budget became contended.
     pub(super) watches: Vec<Watch>,
+    /// The adaptive fleet limit that moves `limit`, if any (`adaptive.rs`).
+    pub(super) fleet: Option<super::FleetLimit>,
 }
 
 impl LeaseTable {
@@ -47,6 +51,7 @@ impl LeaseTable {
             leases: BTreeMap::new(),
             parked: Vec::new(),
             watches: Vec::new(),
+            fleet: None,
         }
     }
 
@@ -89,6 +94,7 @@ impl LeaseTable {
     /// forgotten.
     pub fn request(&mut self, holder: &str, req: LeaseRequest, now: u64) -> Grant {
         self.expire(now);
+        self.learn(holder, &req, now);
         let learning = self.learning(now);
         let current = self.leases.get(holder).map_or(0, |lease| lease.permits);
         let others = self.leased().saturating_sub(current);
@@ -112,6 +118,7 @@ impl LeaseTable {
             let lease = Lease {
                 permits,
                 wanted: req.wanted,
+                in_use: req.in_use,
                 expires_at,
                 renew_at: now.saturating_add(renew_ms),
             };
@@ -123,11 +130,21 @@ impl LeaseTable {
             renew_ms,
             learning,
             contended: self.contended(),
+            epoch: self.fleet.as_ref().map_or(0, super::FleetLimit::epoch),
         }
     }
 
     /// When the holder should call again (see [`Grant::renew_ms`]).
     fn renew_in(&self, holder: &str, usable: u32, permits: u32, target: u32, now: u64) -> u64 {
+        let when = self.renew_rule(holder, usable, permits, target, now);
+        // An adaptive limit learns from the reports renewals carry.
+        match self.fleet {
+            Some(_) => when.min(self.report_ms()),
+            None => when,
+        }
+    }
+
+    fn renew_rule(&self, holder: &str, usable: u32, permits: u32, target: u32, now: u64) -> u64 {
         let ttl = self.ttl_ms;
         if permits > usable {
             // trimmed: its calls above `usable` finish soon

@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
-use super::report::Report;
+use edgeshed::limit::adaptive::WindowSummary;
 
 /// What a holder sends to the table: one message grants, renews, grows,
 /// shrinks and releases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LeaseRequest {
     /// Permits the holder believes it holds under an unexpired lease. The
     /// table trusts this only in learning mode, to re-register leases
@@ -25,25 +25,29 @@ pub struct LeaseRequest {
     /// holder gives some back, a lease expires, the limit grows), or when
     /// this time is up. `0`: answer at once.
     pub wait_ms: u64,
-    /// The holder's calls to the origin since its last report (the samples
-    /// an adaptive fleet limit learns from).
-    pub report: Report,
+    /// The calls the holder started in epoch `epoch` and finished since its
+    /// last report: what an adaptive fleet limit learns from (empty for a
+    /// fixed one).
+    pub report: WindowSummary,
+    /// The epoch (number of the fleet limit) its reported calls started in.
+    pub epoch: u64,
 }
 
 impl LeaseRequest {
     /// A request that is answered at once, with no samples.
-    pub const fn new(held: u32, in_use: u32, wanted: u32) -> Self {
+    pub fn new(held: u32, in_use: u32, wanted: u32) -> Self {
         Self {
             held,
             in_use,
             wanted,
             wait_ms: 0,
-            report: Report::EMPTY,
+            report: WindowSummary::default(),
+            epoch: 0,
         }
     }
 
     /// The same request, allowed to wait `wait_ms` at the table.
-    pub const fn waiting(mut self, wait_ms: u64) -> Self {
+    pub fn waiting(mut self, wait_ms: u64) -> Self {
         self.wait_ms = wait_ms;
         self
     }
@@ -72,6 +76,9 @@ pub struct Grant {
     ///
     /// [`LeaseTable::contended`]: super::LeaseTable::contended
     pub contended: bool,
+    /// The epoch of the fleet limit (an adaptive one counts its windows;
+    /// a fixed one stays 0): the holder tags the calls it starts with it.
+    pub epoch: u64,
 }
 
 /// A holder's watch: a call the table keeps until the budget becomes

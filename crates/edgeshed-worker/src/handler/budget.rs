@@ -170,6 +170,28 @@ impl OriginBudget {
         self.holder.borrow().effective_limit(now_ms())
     }
 
+    /// The budget's `adaptive` section as the object reads it (`{ algorithm,
+    /// initialLimit, minLimit, maxLimit }`), or `undefined` for a fixed
+    /// limit.
+    pub(crate) fn adaptive_js(&self) -> JsValue {
+        let Some(adaptive) = &self.config.adaptive else {
+            return JsValue::UNDEFINED;
+        };
+        let object = js_sys::Object::new();
+        let bounds = adaptive.bounds;
+        let fields: [(&str, JsValue); 4] = [
+            ("algorithm", JsValue::from_str(adaptive.algorithm)),
+            ("initialLimit", JsValue::from(bounds.initial() as f64)),
+            ("minLimit", JsValue::from(bounds.min() as f64)),
+            ("maxLimit", JsValue::from(bounds.max() as f64)),
+        ];
+        for (key, value) in fields {
+            // setting a plain property of a fresh object does not throw
+            let _ = js_sys::Reflect::set(&object, &JsValue::from_str(key), &value);
+        }
+        object.into()
+    }
+
     /// How long a call may take before it counts as failed, beyond the time
     /// the object may keep it.
     pub(super) fn call_timeout_ms(&self) -> u64 {

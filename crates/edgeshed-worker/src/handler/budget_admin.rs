@@ -29,6 +29,7 @@ pub(crate) async fn fleet(gateway: &Gateway) -> Result<web_sys::Response, JsValu
         entry.push(&budget.namespace);
         entry.push(&JsValue::from(budget.config.max_in_flight));
         entry.push(&JsValue::from(budget.config.lease_ttl_ms as f64));
+        entry.push(&budget.adaptive_js());
         entries.push(&entry);
     }
     let views = Settled::new(fleet_views(&entries, VIEW_TIMEOUT_MS));

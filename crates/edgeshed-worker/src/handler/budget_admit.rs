@@ -67,8 +67,9 @@ impl OriginBudget {
     ///
     /// A request the lease cannot cover waits for its holder's ask (which the
     /// object answers as soon as permits come back), at most the holder's
-    /// patience and never past `limit`. Then it is refused: 503
-    /// `"reason":"budget"` (counted), or 504 if its deadline passed first.
+    /// patience (or, past it, until the answer of a call under way) and never
+    /// past `limit`. Then it is refused: 503 `"reason":"budget"` (counted),
+    /// or 504 if its deadline passed first.
     /// With the object unreachable and `"unavailable": "shed"`, a request
     /// beyond what is still leased is refused at once (a fallback).
     pub(crate) async fn admit(
@@ -111,7 +112,11 @@ impl OriginBudget {
                 (holder.pending(), holder.reachable())
             };
             let fallback = !reachable && self.config.unavailable == Unavailable::Shed;
-            if now >= give_up || (fallback && !pending) {
+            // Past its patience a request still waits for the answer of a
+            // call under way (a slow object is not a full fleet), never past
+            // its own limit.
+            let own_passed = own.is_some_and(|(at, _)| now >= at);
+            if own_passed || (!pending && (now >= give_up || fallback)) {
                 return Err(self.refuse(own, now, fallback));
             }
             let changed = Changed {
@@ -119,7 +124,12 @@ impl OriginBudget {
                 seen: self.generation.get(),
             };
             let changed = core::pin::pin!(RemoteWake::new(changed));
-            let wake_at = JsClock.now() + core::time::Duration::from_millis(give_up - now);
+            let until = if now < give_up {
+                give_up
+            } else {
+                own.map_or(now + 2 * self.call_timeout_ms(), |(at, _)| at)
+            };
+            let wake_at = JsClock.now() + core::time::Duration::from_millis(until - now);
             let timer = core::pin::pin!(JsClock.sleep_until(wake_at));
             let _ = select(changed, timer).await;
         }

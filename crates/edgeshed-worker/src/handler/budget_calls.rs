@@ -12,27 +12,32 @@ extern "C" {
     /// A fresh random holder id.
     #[wasm_bindgen(js_name = newHolderId)]
     fn new_holder_id() -> String;
-    /// One lease call; `done(ok, permits, ttlMs, renewMs, learning,
-    /// contended)` is called once, later. `numbers`: `[limit, ttlMs, held,
-    /// inUse, wanted, waitMs, timeoutMs]`, then the report's five numbers.
+    /// One lease call; `done(ok, [permits, ttlMs, renewMs, epoch],
+    /// learning, contended)` is called once, later. `numbers`: `[limit,
+    /// ttlMs, held, inUse, wanted, waitMs, timeoutMs, epoch]`, then the
+    /// report (see `budget_glue.js`); `adaptive`: the budget's `adaptive`
+    /// section, or `undefined`.
     #[wasm_bindgen(js_name = callLease)]
     fn call_lease(
         namespace: &JsValue,
         name: &str,
         holder: &str,
         numbers: &[f64],
+        adaptive: &JsValue,
         done: JsValue,
         ctx: &JsValue,
     );
     /// One watch; `done(ok, contended)` is called once, later. `numbers`:
-    /// `[limit, ttlMs, waitMs, timeoutMs]`.
+    /// `[limit, ttlMs, waitMs, timeoutMs]`; `adaptive` as for `callLease`.
     #[wasm_bindgen(js_name = callWatch)]
+    #[allow(clippy::too_many_arguments)]
     fn call_watch(
         namespace: &JsValue,
         name: &str,
         holder: &str,
         contended: bool,
         numbers: &[f64],
+        adaptive: &JsValue,
         done: JsValue,
         ctx: &JsValue,
     );
@@ -107,18 +112,22 @@ impl OriginBudget {
         let budget = Rc::clone(self);
         let context = ctx.clone();
         let done = Closure::once_into_js(
-            move |ok: bool, permits: f64, ttl: f64, renew: f64, learning: bool, contended: bool| {
+            move |ok: bool, numbers: Vec<f64>, learning: bool, contended: bool| {
+                let n = |i: usize| numbers.get(i).copied().unwrap_or(0.0);
                 let grant = ok.then(|| Grant {
-                    permits: permits.clamp(0.0, f64::from(u32::MAX)) as u32,
-                    ttl_ms: ttl.clamp(0.0, 3_600_000.0) as u64,
-                    renew_ms: renew.clamp(0.0, 3_600_000.0) as u64,
+                    permits: n(0).clamp(0.0, f64::from(u32::MAX)) as u32,
+                    ttl_ms: n(1).clamp(0.0, 3_600_000.0) as u64,
+                    renew_ms: n(2).clamp(0.0, 3_600_000.0) as u64,
                     learning,
                     contended,
+                    epoch: n(3).max(0.0) as u64,
                 });
                 budget.answered(&context, number, grant);
             },
         );
         let report = request.report;
+        let micros =
+            |rtt: Option<core::time::Duration>| rtt.map_or(0.0, |rtt| rtt.as_micros() as f64);
         let numbers = [
             f64::from(self.config.max_in_flight),
             self.config.lease_ttl_ms as f64,
@@ -127,17 +136,23 @@ impl OriginBudget {
             f64::from(request.wanted),
             request.wait_ms as f64,
             (request.wait_ms + self.call_timeout_ms()) as f64,
-            f64::from(report.served),
-            f64::from(report.dropped),
-            report.rtt_sum_us as f64,
-            report.rtt_min_us.min(1 << 52) as f64,
-            f64::from(report.max_in_flight),
+            request.epoch as f64,
+            report.served() as f64,
+            report.dropped() as f64,
+            report.rtt_total().as_micros() as f64,
+            report.rtt_squares(),
+            micros(report.min_rtt()),
+            micros(report.max_rtt()),
+            report.max_in_flight() as f64,
         ];
+        let adaptive = self.adaptive_js();
+        let holder = holder_id();
         call_lease(
             &self.namespace,
             &self.name,
-            &holder_id(),
+            &holder,
             &numbers,
+            &adaptive,
             done,
             ctx,
         );
@@ -158,12 +173,14 @@ impl OriginBudget {
             watch.wait_ms as f64,
             (watch.wait_ms + self.call_timeout_ms()) as f64,
         ];
+        let adaptive = self.adaptive_js();
         call_watch(
             &self.namespace,
             &self.name,
             &holder_id(),
             watch.contended,
             &numbers,
+            &adaptive,
             done,
             ctx,
         );

@@ -99,26 +99,29 @@ function callOnce(namespace, name, method, args, timeoutMs, what, report, fail, 
 }
 
 /**
- * One lease call: `done(ok, permits, ttlMs, renewMs, learning, contended)`
- * is called exactly once, later, with the grant or `ok = false` on any
- * failure (including a malformed answer). `numbers`: `[limit, ttlMs, held,
- * inUse, wanted, waitMs, timeoutMs, served, dropped, rttSumUs, rttMinUs,
- * maxInFlight]` (see budget_calls.rs).
+ * One lease call: `done(ok, [permits, ttlMs, renewMs, epoch], learning,
+ * contended)` is called exactly once, later, with the grant or `ok = false`
+ * on any failure (including a malformed answer). `numbers`: `[limit, ttlMs,
+ * held, inUse, wanted, waitMs, timeoutMs, epoch, served, dropped, rttTotalUs,
+ * rttSquares, minRttUs, maxRttUs, maxInFlight]` (see budget_calls.rs);
+ * `adaptive`: the budget's `adaptive` section, or undefined.
  */
-export function callLease(namespace, name, holder, numbers, done, ctx) {
-  const [limit, ttlMs, held, inUse, wanted, waitMs, timeoutMs, served, dropped, rttSumUs, rttMinUs, maxInFlight] = numbers;
-  const report = { served, dropped, rttSumUs, rttMinUs, maxInFlight };
-  const request = { limit, ttlMs, held, inUse, wanted, waitMs, report };
+export function callLease(namespace, name, holder, numbers, adaptive, done, ctx) {
+  const [limit, ttlMs, held, inUse, wanted, waitMs, timeoutMs, epoch, ...summary] = numbers;
+  const [served, dropped, rttTotalUs, rttSquares, minRttUs, maxRttUs, maxInFlight] = summary;
+  const report = { served, dropped, rttTotalUs, rttSquares, minRttUs, maxRttUs, maxInFlight };
+  const request = { limit, ttlMs, adaptive, held, inUse, wanted, waitMs, epoch, report };
+  const fail = () => done(false, [], false, false);
   const ok = (grant) => {
     const valid = isCount(grant?.permits) && Number.isInteger(grant?.ttlMs) && grant.ttlMs > 0
       && typeof grant?.learning === "boolean";
-    if (!valid) return done(false, 0, 0, 0, false, false);
-    // an object without `renewMs` or `contended` (an older version)
+    if (!valid) return fail();
+    // an object without `renewMs`, `contended` or `epoch` (an older version)
     const renew = Number.isInteger(grant.renewMs) && grant.renewMs >= 0
       ? grant.renewMs : Math.floor(grant.ttlMs / 4) * 3;
-    done(true, grant.permits, grant.ttlMs, renew, grant.learning, grant.contended === true);
+    const answer = [grant.permits, grant.ttlMs, renew, Number.isInteger(grant.epoch) ? grant.epoch : 0];
+    done(true, answer, grant.learning, grant.contended === true);
   };
-  const fail = () => done(false, 0, 0, 0, false, false);
   callOnce(namespace, name, "lease", [holder, request], timeoutMs, "lease", ok, fail, ctx);
 }
 
@@ -127,25 +130,26 @@ export function callLease(namespace, name, holder, numbers, done, ctx) {
  * free for this holder), or `waitMs`. `done(ok, contended)` is called
  * exactly once, later. `numbers`: `[limit, ttlMs, waitMs, timeoutMs]`.
  */
-export function callWatch(namespace, name, holder, contended, numbers, done, ctx) {
+export function callWatch(namespace, name, holder, contended, numbers, adaptive, done, ctx) {
   const [limit, ttlMs, waitMs, timeoutMs] = numbers;
   const ok = (answer) => {
     if (typeof answer?.contended === "boolean") done(true, answer.contended);
     else done(false, false);
   };
   const fail = () => done(false, false);
-  callOnce(namespace, name, "watch", [holder, { limit, ttlMs, contended, waitMs }], timeoutMs, "watch", ok, fail, ctx);
+  const options = { limit, ttlMs, adaptive, contended, waitMs };
+  callOnce(namespace, name, "watch", [holder, options], timeoutMs, "watch", ok, fail, ctx);
 }
 
 /**
  * The fleet view of every budgeted origin: `entries` is
- * `[[origin name, namespace, limit, ttlMs], ...]`; resolves (never rejects)
+ * `[[origin name, namespace, limit, ttlMs, adaptive], ...]`; resolves (never rejects)
  * to `{ "<name>": { limit, leased, holders, learning } }`, or
  * `{ limit, error: "unavailable", message }` for an object that failed.
  */
 export function fleetViews(entries, timeoutMs) {
-  const one = ([name, namespace, limit, ttlMs]) =>
-    withTimeout(callObject(namespace, name, "view", [{ limit, ttlMs }]), timeoutMs, "view").then(
+  const one = ([name, namespace, limit, ttlMs, adaptive]) =>
+    withTimeout(callObject(namespace, name, "view", [{ limit, ttlMs, adaptive }]), timeoutMs, "view").then(
       (view) => [name, { limit: view?.limit, leased: view?.leased, holders: view?.holders, learning: view?.learning }],
       (error) => {
         let message = "";

@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 
+use edgeshed::limit::adaptive::Outcome;
 use edgeshed_worker::budget::{
     Answer, Grant, HolderConfig, LeaseHolder, LeaseRequest, LeaseTable, Unavailable, Waiting,
     WatchRequest,
@@ -36,6 +37,75 @@ pub struct Isolate {
     pub waited_ms: u64,
 }
 
+/// An origin with `capacity` slots that queues the excess (FIFO): a call's
+/// round trip is its wait plus its service time, `service` ms or, with
+/// `spread`, uniformly 0.5 to 1.5 times that.
+pub struct Origin {
+    pub capacity: usize,
+    pub service: u64,
+    pub spread: bool,
+    /// (isolate, admitted at, epoch, in flight then), waiting for a slot.
+    queue: VecDeque<(usize, u64, u64, u32)>,
+    /// (ends at, isolate, admitted at, epoch, in flight then).
+    serving: Vec<(u64, usize, u64, u64, u32)>,
+    seed: u64,
+    /// Calls served.
+    pub served: u64,
+    /// Sum over milliseconds of the calls at the origin (serving + queued).
+    pub load_ms: u64,
+}
+
+impl Origin {
+    pub fn new(capacity: usize, service: u64, spread: bool) -> Self {
+        Self {
+            capacity,
+            service,
+            spread,
+            queue: VecDeque::new(),
+            serving: Vec::new(),
+            seed: 0x2545_f491_4f6c_dd1d,
+            served: 0,
+            load_ms: 0,
+        }
+    }
+
+    /// Calls at the origin now: served and queued.
+    pub fn load(&self) -> usize {
+        self.queue.len() + self.serving.len()
+    }
+
+    fn service_time(&mut self) -> u64 {
+        if !self.spread {
+            return self.service;
+        }
+        // xorshift: deterministic spread in [0.5, 1.5) × service
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let unit = (self.seed % 1_000) as f64 / 1_000.0;
+        ((0.5 + unit) * self.service as f64).round().max(1.0) as u64
+    }
+
+    /// Starts what fits and returns the calls that end at `now`.
+    fn advance(&mut self, now: u64) -> Vec<(usize, u64, u64, u32)> {
+        let (done, running): (Vec<_>, Vec<_>) =
+            self.serving.drain(..).partition(|&(end, ..)| end <= now);
+        self.serving = running;
+        while self.serving.len() < self.capacity {
+            let Some((i, admitted, epoch, in_flight)) = self.queue.pop_front() else {
+                break;
+            };
+            let end = now + self.service_time();
+            self.serving.push((end, i, admitted, epoch, in_flight));
+        }
+        self.served += done.len() as u64;
+        self.load_ms += self.load() as u64;
+        done.into_iter()
+            .map(|(_, i, admitted, epoch, in_flight)| (i, admitted, epoch, in_flight))
+            .collect()
+    }
+}
+
 /// What `Sim::refuse` saw: the fleet's calls in flight when a request was
 /// refused.
 pub struct Sim {
@@ -56,6 +126,9 @@ pub struct Sim {
     pub max_waiting: usize,
     /// Watches opened, across the fleet.
     pub watches: u64,
+    /// An origin with a capacity (calls then end when it serves them, and
+    /// are reported as samples).
+    pub origin: Option<Origin>,
 }
 
 fn id(i: usize) -> String {
@@ -87,7 +160,15 @@ impl Sim {
             service_ms: 20,
             max_waiting: usize::MAX,
             watches: 0,
+            origin: None,
         }
+    }
+
+    /// The same fleet with an adaptive table (`table`) in front of `origin`.
+    pub fn with_origin(mut self, table: LeaseTable, origin: Origin) -> Self {
+        self.table = table;
+        self.origin = Some(origin);
+        self
     }
 
     /// The calls in flight at the origin, across the fleet.
@@ -137,9 +218,19 @@ impl Sim {
         let iso = &mut self.isolates[i];
         while iso.waiting.front().is_some() && iso.holder.try_admit(now) {
             let (arrived, _) = iso.waiting.pop_front().unwrap_or((now, now));
-            iso.calls.push(now + service);
             iso.admitted += 1;
             iso.waited_ms += now - arrived;
+            match self.origin.as_mut() {
+                Some(origin) => {
+                    // ends when the origin serves it
+                    iso.calls.push(u64::MAX);
+                    let at_start = iso.holder.in_flight();
+                    origin
+                        .queue
+                        .push_back((i, now, iso.holder.epoch(), at_start));
+                }
+                None => iso.calls.push(now + service),
+            }
         }
         let waiting = Waiting {
             count: iso.waiting.len() as u32,
@@ -189,6 +280,15 @@ impl Sim {
             self.answer_parked();
         }
         self.answer_parked();
+        if let Some(origin) = self.origin.as_mut() {
+            for (i, admitted, epoch, in_flight) in origin.advance(now) {
+                let iso = &mut self.isolates[i];
+                iso.calls.pop();
+                iso.holder.finish(now);
+                let rtt = std::time::Duration::from_millis(now - admitted);
+                iso.holder.sample(epoch, Outcome::Served, rtt, in_flight);
+            }
+        }
         for i in 0..self.isolates.len() {
             let in_flight = self.in_flight();
             let iso = &mut self.isolates[i];

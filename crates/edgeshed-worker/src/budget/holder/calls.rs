@@ -57,6 +57,7 @@ impl LeaseHolder {
         };
         let mut request = LeaseRequest::new(reported, self.in_flight, wanted).waiting(wait_ms);
         request.report = core::mem::take(&mut self.report);
+        request.epoch = self.epoch;
         Some(request)
     }
 
@@ -184,6 +185,11 @@ impl LeaseHolder {
             self.renew_at
         };
         self.contended = grant.contended;
+        if grant.epoch != self.epoch {
+            // a new limit: calls admitted under the old one are no samples
+            self.epoch = grant.epoch;
+            self.report = edgeshed::limit::adaptive::WindowSummary::default();
+        }
         self.reachable = true;
     }
 

@@ -7,7 +7,8 @@ mod watch;
 pub use config::{HolderConfig, Waiting};
 
 use super::fallback::effective_limit;
-use super::report::Report;
+use core::time::Duration;
+use edgeshed::limit::adaptive::{Outcome, WindowSummary};
 
 /// A call to the table under way.
 #[derive(Debug, Clone, Copy)]
@@ -67,7 +68,10 @@ pub struct LeaseHolder {
     last_busy_at: u64,
     last_call_at: Option<u64>,
     pending: Option<Pending>,
-    report: Report,
+    /// Calls started in `epoch` and finished since the last report.
+    report: WindowSummary,
+    /// The fleet limit's epoch, as the last answer said.
+    epoch: u64,
     /// The last answer said the budget is contended.
     contended: bool,
     /// A watch is open (sent at).
@@ -97,7 +101,8 @@ impl LeaseHolder {
             last_busy_at: 0,
             last_call_at: None,
             pending: None,
-            report: Report::EMPTY,
+            report: WindowSummary::default(),
+            epoch: 0,
             contended: false,
             watch: None,
             noticed: false,
@@ -197,12 +202,19 @@ impl LeaseHolder {
         self.last_busy_at = self.last_busy_at.max(now);
     }
 
-    /// Adds a finished call to the samples of the next report (for an
-    /// adaptive fleet limit): served in `rtt_us`, or dropped.
-    pub fn sample(&mut self, rtt_us: Option<u64>, in_flight: u32) {
-        match rtt_us {
-            Some(rtt) => self.report.served(rtt, in_flight),
-            None => self.report.dropped(in_flight),
+    /// The fleet limit's epoch the holder knows: tag each admitted call with
+    /// it, and give it back to [`LeaseHolder::sample`].
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Adds a finished call to the next report (for an adaptive fleet
+    /// limit): classified as `outcome`, `rtt` from admission, `in_flight`
+    /// calls in flight when it started, admitted in epoch `epoch`. A call
+    /// admitted under an older limit is no sample of the current one.
+    pub fn sample(&mut self, epoch: u64, outcome: Outcome, rtt: Duration, in_flight: u32) {
+        if epoch == self.epoch {
+            self.report.record(outcome, rtt, in_flight as usize);
         }
     }
 }
