@@ -69,7 +69,10 @@ impl OriginBudget {
     /// object answers as soon as permits come back), at most the holder's
     /// patience (or, past it, until the answer of a call under way) and never
     /// past `limit`. Then it is refused: 503 `"reason":"budget"` (counted),
-    /// or 504 if its deadline passed first.
+    /// or 504 if its deadline passed first. It is refused at once when its
+    /// holder holds its fair share of a budget others want too
+    /// ([`LeaseHolder::backed_off`](crate::budget::LeaseHolder::backed_off)):
+    /// no permit is coming then, and waiting would only queue.
     /// With the object unreachable and `"unavailable": "shed"`, a request
     /// beyond what is still leased is refused at once (a fallback).
     pub(crate) async fn admit(
@@ -107,16 +110,16 @@ impl OriginBudget {
             }
             self.kick(ctx);
             let now = now_ms();
-            let (pending, reachable) = {
+            let (pending, reachable, backed_off) = {
                 let holder = self.holder.borrow();
-                (holder.pending(), holder.reachable())
+                (holder.pending(), holder.reachable(), holder.backed_off(now))
             };
             let fallback = !reachable && self.config.unavailable == Unavailable::Shed;
             // Past its patience a request still waits for the answer of a
             // call under way (a slow object is not a full fleet), never past
             // its own limit.
             let own_passed = own.is_some_and(|(at, _)| now >= at);
-            if own_passed || (!pending && (now >= give_up || fallback)) {
+            if own_passed || (!pending && (now >= give_up || fallback || backed_off)) {
                 return Err(self.refuse(own, now, fallback));
             }
             let changed = Changed {

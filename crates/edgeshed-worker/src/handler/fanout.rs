@@ -5,6 +5,7 @@ use super::origin_call::{admit_origin, fetch_within, time_limit, AbortOnDrop, Ca
 use super::refusal::Refusal;
 use super::respond::{error_json, json_string, ResponseParts};
 use super::state::Gateway;
+use crate::budget::{BudgetOrder, Ticket};
 use crate::config::FanOutCall;
 use crate::metrics::Timing;
 use core::time::Duration;
@@ -50,9 +51,23 @@ pub(crate) async fn respond(
                 .into_response()
         }
     };
+    let budgeted = |origin: usize| gateway.budgets.get(origin).is_some_and(Option::is_some);
+    let order = BudgetOrder::new(calls.iter().map(|call| call.origin), budgeted);
     let futures: Vec<_> = calls
         .iter()
-        .map(|call| call_origin(gateway, call, deadline, request, ctx, calls.len() > 1))
+        .enumerate()
+        .map(|(position, call)| {
+            let ticket = order.ticket(call.origin, position);
+            call_origin(
+                gateway,
+                call,
+                deadline,
+                request,
+                ctx,
+                calls.len() > 1,
+                ticket,
+            )
+        })
         .collect();
     let (outcomes, decisive) = until_decided(futures, |index, outcome: &Outcome| {
         outcome.result.is_err() && calls.get(index).is_some_and(|call| call.required)
@@ -167,7 +182,8 @@ extern "C" {
 }
 
 /// Admits, fetches and reads one origin call. With `siblings`, the call
-/// lets the others take their turn between its admission and its fetch.
+/// lets the others take their turn between its admission and its fetch;
+/// `ticket` is its place in the request's budget order.
 async fn call_origin(
     gateway: &Gateway,
     call: &FanOutCall,
@@ -175,9 +191,13 @@ async fn call_origin(
     request: &web_sys::Request,
     ctx: &JsValue,
     siblings: bool,
+    ticket: Ticket<'_>,
 ) -> Outcome {
     let start = JsClock.now();
-    let (permit, waited) = match admit_origin(gateway, call.origin, deadline, ctx).await {
+    let admitted = admit_origin(gateway, call.origin, deadline, ctx, Some(&ticket)).await;
+    // the next call in the budget order may take its permit
+    drop(ticket);
+    let (permit, waited) = match admitted {
         Ok(admitted) => admitted,
         Err(failure) => {
             return Outcome {

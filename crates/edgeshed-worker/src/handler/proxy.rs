@@ -131,19 +131,20 @@ pub(crate) async fn respond(
         }
     };
     let scope = format!("origin:{}", origin.name);
-    let (origin_permit, origin_wait) = match admit_origin(gateway, origin_index, None, &ctx).await {
-        Ok(admitted) => admitted,
-        Err(failure) => {
-            let refusal = match failure {
-                Failure::Overloaded(refusal) => refusal,
-                _ => Refusal::Limit,
-            };
-            return refusal
-                .response(&scope, &retry_after)
-                .timing("admission", global_wait)
-                .into_response();
-        }
-    };
+    let (origin_permit, origin_wait) =
+        match admit_origin(gateway, origin_index, None, &ctx, None).await {
+            Ok(admitted) => admitted,
+            Err(failure) => {
+                let refusal = match failure {
+                    Failure::Overloaded(refusal) => refusal,
+                    _ => Refusal::Limit,
+                };
+                return refusal
+                    .response(&scope, &retry_after)
+                    .timing("admission", global_wait)
+                    .into_response();
+            }
+        };
 
     let init = web_sys::RequestInit::new();
     let method = request.method();

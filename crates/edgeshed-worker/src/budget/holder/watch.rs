@@ -34,6 +34,15 @@ impl LeaseHolder {
         })
     }
 
+    /// Whether the holder will not ask for more before a later time: the
+    /// table answered its last ask at once with nothing more (it holds its
+    /// fair share of a budget that others want too). A request the lease
+    /// cannot cover then has no permit to wait for, and is refused at once,
+    /// as by a full local limit without a queue.
+    pub fn backed_off(&self, now: u64) -> bool {
+        self.pending.is_none() && now < self.grow_at
+    }
+
     /// Whether a watch is open.
     pub fn watching(&self) -> bool {
         self.watch.is_some()
