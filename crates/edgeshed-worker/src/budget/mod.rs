@@ -9,15 +9,19 @@
 //!
 //! Rules (see the README's "Fleet budget"):
 //! - **Leases follow demand:** a holder asks for what its calls in flight
-//!   and waiting requests need, as soon as they need it, and gives back what
-//!   it has not needed for `linger_ms` (TTL / 20). A request that finds no
-//!   permit waits up to `patience_ms` (TTL / 10, or less if its deadline or
-//!   the origin's `timeoutMs` is sooner), and the table holds its holder's
-//!   ask meanwhile and answers it the moment permits come back
-//!   ([`LeaseTable::ask`]). So a permit unused anywhere in the fleet reaches
-//!   a request that waits for it, and a request is refused (503, reason
-//!   `budget`) only when no permit came back while it waited: the fleet's
-//!   calls in flight held the whole budget.
+//!   and waiting requests need, as soon as they need it, and renews with the
+//!   most it needed since its last call (nothing once idle). A request that
+//!   finds no permit waits up to `patience_ms` (TTL / 10, or less if its
+//!   deadline or the origin's `timeoutMs` is sooner); the table keeps its
+//!   holder's ask meanwhile and answers it the moment permits come back
+//!   ([`LeaseTable::ask`]), and tells every holder that keeps a watch
+//!   ([`LeaseTable::watch`]) that someone waits, upon which holders give
+//!   back at once every permit they do not use. So a permit unused anywhere
+//!   in the fleet reaches a request that waits for it within a few round
+//!   trips, and a request is refused (503, reason `budget`) only when no
+//!   permit came back while it waited — or at once, when its holder holds
+//!   its fair share of a budget others want too
+//!   ([`LeaseHolder::backed_off`]).
 //! - **Fairness:** when demand exceeds the limit, permits are shared
 //!   max-min fairly (water-filling, see [`fair_share`]); a lease is never
 //!   shrunk below the permits its holder has in use.

@@ -94,7 +94,7 @@ pub struct WatchRequest {
 }
 
 /// What the table answers to kept asks and watches
-/// ([`LeaseTable::answer_parked`]), per holder.
+/// ([`LeaseTable::answer_parked`](super::LeaseTable::answer_parked)), per holder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
     /// The answer to a kept ask: the holder's whole lease.

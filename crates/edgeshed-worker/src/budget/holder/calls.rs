@@ -197,7 +197,7 @@ impl LeaseHolder {
     /// table may have applied it, so the lease keeps only the permits that
     /// were in use when it was sent, until its expiry; the holder retries
     /// `retry_ms` after it sent the call and falls back meanwhile
-    /// ([`Unavailable`]). The samples it carried are lost.
+    /// ([`Unavailable`](crate::budget::Unavailable)). The samples it carried are lost.
     pub fn on_failure(&mut self) {
         if let Some(pending) = self.pending.take() {
             self.permits = self.permits.min(pending.in_use);

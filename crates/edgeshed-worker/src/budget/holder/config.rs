@@ -2,19 +2,18 @@
 
 use super::super::fallback::Unavailable;
 
-/// How a [`LeaseHolder`](super::LeaseHolder) behaves. Every interval derives from the lease TTL
-/// ([`HolderConfig::new`]).
+/// How a [`LeaseHolder`](super::LeaseHolder) behaves. Every interval
+/// derives from the lease TTL ([`HolderConfig::new`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HolderConfig {
     /// The isolate's own limit for the origin (`maxInFlight`): the holder
     /// never asks for more, and its effective limit never exceeds it.
     pub local_limit: u32,
-    /// How long permits stay unused before the holder gives them back; also
-    /// the least time between two calls that do not ask for more (TTL / 20).
+    /// The least time between two calls that do not ask for more, and before
+    /// an unmet ask is repeated (TTL / 20).
     pub linger_ms: u64,
     /// The longest a request waits for a permit the fleet does not have now
-    /// (TTL / 10): twice `linger_ms`, so a permit left unused anywhere when
-    /// it arrived comes back to the table before it gives up.
+    /// (TTL / 10; past it, only until the answer of a call under way).
     pub patience_ms: u64,
     /// How long the holder waits after a failed call (TTL / 10).
     pub retry_ms: u64,

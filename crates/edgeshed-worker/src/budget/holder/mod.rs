@@ -34,19 +34,22 @@ pub(super) struct Pending {
 ///
 /// - **Leases follow demand.** It asks for its demand (calls in flight plus
 ///   requests waiting, capped at the local limit) as soon as that exceeds
-///   its lease, and lets the table hold the request (`wait_ms`) for as long
-///   as its waiting requests can wait. It gives back permits it has not
-///   needed for `linger_ms` (keeping the most it needed meanwhile; nothing
-///   when idle), so an unused permit is back at the table within about
-///   `linger_ms` wherever it is.
-/// - **Renewal:** when the table said ([`Grant::renew_ms`]: 75 % of the TTL,
+///   its lease and its free permits are taken, and lets the table keep the
+///   request (`wait_ms`) for as long as its waiting requests can wait.
+/// - **Giving back:** at its renewal it keeps the most it needed since its
+///   last call (nothing if idle for `retry_ms`); while the table says the
+///   budget is contended (an answer, or its watch: [`LeaseHolder::watch`]),
+///   it gives back at once every permit it does not use.
+/// - **Renewal:** when the table said ([`Grant::renew_ms`](super::Grant::renew_ms): 75 % of the TTL,
 ///   or sooner to give back permits others need), counted from when it sent
-///   the call.
-/// - **Spacing:** calls that do not ask for more are `linger_ms` apart; an
-///   ask the table could not satisfy is repeated only after `linger_ms` from
-///   its sending (after the table held it that long, at once); a failed
-///   call after `retry_ms`. An isolate that dies stops calling, and its
-///   lease expires at the TTL.
+///   the call, and before its lease stops admitting (`cutoff_ms` before the
+///   expiry).
+/// - **Spacing:** renewals are `linger_ms` after the last call at the
+///   earliest; an ask the table answered at once with nothing more waits
+///   for the renewal (or a notice that permits are free); one the table kept
+///   for its whole wait is repeated at once; a failed call after
+///   `retry_ms`. An isolate that dies stops calling, and its lease expires
+///   at the TTL.
 #[derive(Debug, Clone)]
 pub struct LeaseHolder {
     cfg: HolderConfig,
