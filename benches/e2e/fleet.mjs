@@ -21,9 +21,7 @@
 // plus queued: time-weighted mean and peak) against its 4 slots, and the
 // limits at the end (each isolate's, and the fleet's from /__edgeshed/budget).
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { Miniflare } from "miniflare";
-import { ROOT, compat } from "../support/workerd.mjs";
+import { startFleet } from "../support/fleet.mjs";
 import { ARRIVALS } from "./lib/arrivals.mjs";
 import { percentile } from "./lib/measure.mjs";
 import { startOrigins } from "./lib/origins.mjs";
@@ -67,35 +65,6 @@ function binding(originUrl, config) {
     origins: { a: origin("a"), b: origin("b") },
     routes: [{ path: "/aggregate", fanout: [{ origin: "a", path: "/a" }, { origin: "b", path: "/b" }] }],
   };
-}
-
-/** Three gateway isolates and the object's host, each gateway on its own socket. */
-async function startFleet(originUrl, config) {
-  const host = { className: "EdgeshedBudget", useSQLite: true };
-  const worker = (name, durableObject, socket) => ({
-    name,
-    modules: true,
-    modulesRoot: ROOT,
-    scriptPath: join(ROOT, "worker/index.mjs"),
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-    ],
-    ...compat(),
-    bindings: { EDGESHED: binding(originUrl, config) },
-    durableObjects: { EDGESHED_BUDGET: durableObject },
-    // the load goes to workerd directly, not through Miniflare's dispatch proxy
-    ...(socket ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
-  });
-  const names = Array.from({ length: GATEWAYS }, (_, i) => `gw${i}`);
-  const mf = new Miniflare({
-    cf: false,
-    handleStructuredLogs: () => {},
-    workers: [worker("budget-host", host, false), ...names.map((n) => worker(n, { ...host, scriptName: "budget-host" }, true))],
-  });
-  await mf.ready;
-  const urls = await Promise.all(names.map((n) => mf.unsafeGetDirectURL(n)));
-  return { mf, urls };
 }
 
 const getJson = async (url) => (await fetch(url)).json();
@@ -156,7 +125,7 @@ const rows = [];
 const started = Date.now();
 console.log(`${GATEWAYS} isolates; origins a, b: ${SLOTS} slots x ${LATENCY_MS} ms -> capacity ${CAPACITY} req/s; ${LEVEL_S} s per level`);
 for (const config of CONFIGS) {
-  const { mf, urls } = await startFleet(origins.url, config);
+  const { mf, urls } = await startFleet(binding(origins.url, config), GATEWAYS);
   try {
     // warm-up: every isolate answers, then 1 s at 3x
     for (const u of urls) for (let i = 0; i < 10; i++) await (await fetch(new URL("/aggregate", u))).text();

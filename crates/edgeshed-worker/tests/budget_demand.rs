@@ -6,33 +6,19 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
+#[path = "support/holder_kit.rs"]
+mod kit;
+
+use kit::{grant, w, TTL};
+
 use edgeshed_worker::budget::{
     Grant, HolderConfig, LeaseHolder, Unavailable, Waiting, WatchRequest,
 };
 
-const TTL: u64 = 5_000;
 const LINGER: u64 = TTL / 20;
 
 fn holder(local: u32) -> LeaseHolder {
     LeaseHolder::new(HolderConfig::new(local, TTL, Unavailable::Shed))
-}
-
-fn grant(permits: u32) -> Grant {
-    Grant {
-        permits,
-        ttl_ms: TTL,
-        renew_ms: TTL / 4 * 3,
-        learning: false,
-        contended: false,
-        epoch: 0,
-    }
-}
-
-fn w(count: u32) -> Waiting {
-    Waiting {
-        count,
-        until: u64::MAX,
-    }
 }
 
 /// A holder with `permits` granted at 0, all in use; told the budget is

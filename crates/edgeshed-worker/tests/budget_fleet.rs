@@ -53,6 +53,19 @@ fn a_stale_report_to_a_restarted_table_does_not_over_admit() {
     fleet.drain().unwrap();
 }
 
+/// Holder `h` wants `n` permits: it polls (answered at once) and admits
+/// what its lease allows.
+fn demand(fleet: &mut Fleet, h: usize, n: u32) {
+    fleet.apply(Op::Poll {
+        h,
+        queued: n,
+        fate: Fate::Answer,
+    });
+    for _ in 0..n {
+        fleet.apply(Op::Admit { h });
+    }
+}
+
 /// A holder killed mid-lease, at any moment of it, with calls that last
 /// the origin's whole `timeoutMs`: its calls run on after its death, and no
 /// permit of its lease is granted again before they end (the holder admits
@@ -70,28 +83,14 @@ fn a_holder_killed_mid_lease_never_lets_the_origin_see_more_than_the_limit() {
         // and another starting, which may last TIMEOUT
         while fleet.now < start + kill_at {
             fleet.apply(Op::Finish { h: 0 });
-            fleet.apply(Op::Poll {
-                h: 0,
-                queued: 3,
-                fate: Fate::Answer,
-            });
-            for _ in 0..3 {
-                fleet.apply(Op::Admit { h: 0 });
-            }
+            demand(&mut fleet, 0, 3);
             fleet.check().unwrap();
             fleet.apply(Op::Advance { ms: 7 });
         }
         fleet.apply(Op::Kill { h: 0 });
         let mut got = false;
         while fleet.now < start + kill_at + 2 * ttl {
-            fleet.apply(Op::Poll {
-                h: 1,
-                queued: 6,
-                fate: Fate::Answer,
-            });
-            for _ in 0..6 {
-                fleet.apply(Op::Admit { h: 1 });
-            }
+            demand(&mut fleet, 1, 6);
             let checked = fleet.check();
             assert!(
                 checked.is_ok(),

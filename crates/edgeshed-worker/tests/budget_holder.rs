@@ -3,34 +3,17 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
+#[path = "support/holder_kit.rs"]
+mod kit;
+
+use kit::{grant, w, TTL};
+
 use edgeshed_worker::budget::{
     effective_limit, Grant, HolderConfig, LeaseHolder, LeaseRequest, LeaseTable, Unavailable,
-    Waiting,
 };
-
-const TTL: u64 = 5_000;
 
 fn holder(local: u32, mode: Unavailable) -> LeaseHolder {
     LeaseHolder::new(HolderConfig::new(local, TTL, mode))
-}
-
-/// `count` requests waiting, willing to wait as long as it takes.
-fn w(count: u32) -> Waiting {
-    Waiting {
-        count,
-        until: u64::MAX,
-    }
-}
-
-fn grant(permits: u32) -> Grant {
-    Grant {
-        permits,
-        ttl_ms: TTL,
-        renew_ms: TTL / 4 * 3,
-        learning: false,
-        contended: false,
-        epoch: 0,
-    }
 }
 
 #[test]

@@ -16,7 +16,8 @@
 //!   holder's ask meanwhile and answers it the moment permits come back
 //!   ([`LeaseTable::ask`]), and tells every holder that keeps a watch
 //!   ([`LeaseTable::watch`]) that someone waits, upon which holders give
-//!   back at once every permit they do not use. So a permit unused anywhere
+//!   back at once every permit they do not use (while nobody waits, they
+//!   keep their leases to their renewal). So a permit unused anywhere
 //!   in the fleet reaches a request that waits for it within a few round
 //!   trips, and a request is refused (503, reason `budget`) only when no
 //!   permit came back while it waited — or at once, when its holder holds

@@ -190,14 +190,13 @@ impl LeaseTable {
         fair_share(self.limit, &demands, 0)
     }
 
-    /// Whether the budget is contended: a holder waits (an ask is kept), or
-    /// the holders' demands (as last reported) exceed the limit. Holders
-    /// then give back what they do not use (see [`Grant::contended`]).
+    /// Whether the budget is contended: a holder waits for permits (an ask
+    /// short of its fair share is kept). Holders then give back at once what
+    /// they do not use (see [`Grant::contended`]); while nobody waits, they
+    /// keep their leases to their renewal, and a permit is not moved (two
+    /// calls to the object) for every dip of their demand.
     pub fn contended(&self) -> bool {
-        let demand = self.leases.values().fold(0u32, |sum, lease| {
-            sum.saturating_add(lease.wanted.max(lease.permits))
-        });
-        !self.parked.is_empty() || demand > self.limit
+        !self.parked.is_empty()
     }
 
     /// Drops every lease whose expiry is at or before `now` and returns the
