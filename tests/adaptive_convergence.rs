@@ -22,10 +22,10 @@
 //! * the highest client's mean limit ≤ 3 × the lowest one.
 //!
 //! Where N × min_limit > 1.3 C (C = 4 with N = 8: eight isolates cannot
-//! hold fewer than eight calls), no per-isolate limit can meet the first
-//! bound; that cell must keep every limit at its minimum (concurrency ≤
-//! N / C + 5 %), which is the most a per-isolate limit can do: the fleet
-//! limit (`budget.adaptive`) is the answer there.
+//! hold fewer than eight calls, 2 C), no per-isolate limit can meet the
+//! first bound; that cell must keep the origin's concurrency within 1.3 ×
+//! N × min_limit (≤ 2.6 C), near the most a per-isolate limit can do: the
+//! fleet limit (`budget.adaptive`) is the answer there.
 //!
 //! `cargo test --test adaptive_convergence -- --nocapture` prints the table.
 
@@ -77,13 +77,14 @@ fn cell<L: Limit>(
         service_ms: SERVICE_MS,
         spread,
         phases: vec![Phase::new(RUN_MS, capacity)],
+        seed: 0,
     };
     let trace: Trace = run(make, &scenario);
     let concurrency = trace.concurrency(SETTLED_MS, RUN_MS);
     let goodput = trace.goodput(SETTLED_MS, RUN_MS);
     let unfairness = trace.unfairness(SETTLED_MS, RUN_MS);
     let floor = (clients * make().bounds().min()) as f64 / capacity as f64;
-    let bound = if floor > 1.3 { floor * 1.05 } else { 1.3 };
+    let bound = 1.3 * floor.max(1.0);
     let shape = if spread > 0.0 { "spread" } else { "constant" };
     let row = format!(
         "| {algorithm} | {capacity} | {clients} | {} | {shape} | {concurrency:.2} | {:.2} | {goodput:.3} | {unfairness:.2} | {:.3} | {:?} |",

@@ -87,6 +87,8 @@ pub struct Scenario {
     /// spread]` (0: all equal), from a fixed seed.
     pub spread: f64,
     pub phases: Vec<Phase>,
+    /// Seeds the service times, the jitter and the arrival order.
+    pub seed: u64,
 }
 
 /// A small deterministic generator (xorshift64*), uniform in [0, 1).
@@ -153,11 +155,7 @@ pub fn run<L: Limit>(make: impl Fn() -> L, scenario: &Scenario) -> Trace {
     let mut busy: BinaryHeap<Reverse<(u64, Job)>> = BinaryHeap::new();
     let mut rejecting: BinaryHeap<Reverse<(u64, Job)>> = BinaryHeap::new();
     let mut queue: VecDeque<Job> = VecDeque::new();
-    let seed: u64 = std::env::var("SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let mut draw = Draw(0x9e37_79b9_7f4a_7c15 ^ seed.wrapping_mul(0x1000_0000_01b3));
+    let mut draw = Draw(0x9e37_79b9_7f4a_7c15 ^ scenario.seed.wrapping_mul(0x1000_0000_01b3));
     let mut now = 0u64;
     let closed = matches!(scenario.load, Load::Closed { .. });
     for phase in &scenario.phases {

@@ -1,7 +1,10 @@
 // Adaptive limits in the npm package (issue 13): the limit falls on drops
-// and rising latency and rises on fast successes. Time is a controllable
-// clock: the package reads `performance.now()` at each call's admission and
-// end, so the tests set it (no sleeps; gates decide when work settles).
+// and rising latency and rises on fast successes; every call is classified
+// once by the core as served, dropped or ignored (issue 21). Time is a
+// controllable clock: the package reads `performance.now()` at each call's
+// admission and end, and `performance.timeOrigin + performance.now()` as the
+// wall clock its drains are scheduled on, so the tests set both (no sleeps;
+// gates decide when work settles).
 import { test, describe, beforeEach, afterEach, after, before } from "node:test";
 import assert from "node:assert/strict";
 import "./support/link-package.mjs";
@@ -11,12 +14,16 @@ const { Limiter, OverloadedError, DeadlineError } = await import("edgeshed");
 
 const clock = { now: 1_000 };
 const realNow = performance.now;
+// A fixed time origin: the drains fall on the same fake times in every run.
+const ORIGIN = 1_700_000_000_000;
 beforeEach(() => {
   clock.now = 1_000;
   performance.now = () => clock.now;
+  Object.defineProperty(performance, "timeOrigin", { value: ORIGIN, configurable: true });
 });
 afterEach(() => {
   performance.now = realNow;
+  delete performance.timeOrigin;
 });
 
 const overload = (status) => Object.assign(new Error(`origin answered ${status}`), { status });
@@ -59,9 +66,9 @@ describe("aimd", () => {
     assert.equal(await round(with429, 5, () => overload(429)), 9);
   });
 
-  test("a DeadlineError rejection from fn is a drop; other errors are not", async () => {
+  test("a DeadlineError rejection from fn is ignored (a caller's deadline); other errors are served", async () => {
     const deadline = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
-    assert.equal(await round(deadline, 5, () => new DeadlineError()), 9);
+    assert.equal(await round(deadline, 5, () => new DeadlineError()), 10);
     const plain = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
     for (const error of [new Error("bug"), overload(500), overload(504), overload("503")]) {
       assert.equal(await round(plain, 5, () => error, 1), 10, `${error.message} is no drop`);
@@ -97,19 +104,30 @@ describe("aimd", () => {
 });
 
 describe("latency-driven algorithms", () => {
-  // How far each falls in 10 round trips at 6x the no-load latency: Gradient2
-  // by up to half per window, Vegas by log10(limit) per window.
-  for (const [algorithm, fall] of [["gradient2", 0.5], ["vegas", 0.7]]) {
-    test(`${algorithm}: the limit falls when latency rises under load and recovers when it drops`, async () => {
+  /** Rounds at `rttMs` until `done(limit)` or `max` rounds; returns the limits seen. */
+  async function until(limiter, rttMs, done, max, outcome) {
+    const limits = [];
+    while (limits.length < max) {
+      limits.push(await round(limiter, rttMs, outcome));
+      if (done(limits.at(-1))) break;
+    }
+    return limits;
+  }
+
+  for (const algorithm of ["gradient2", "vegas"]) {
+    test(`${algorithm}: measures the origin at the minimum, slow-starts, falls when latency rises and recovers`, async () => {
       const limiter = new Limiter({ adaptive: { algorithm, initialLimit: 20, minLimit: 2, maxLimit: 40 } });
-      const steady = await rounds(limiter, 6, 10);
+      // The first finished call starts a drain: the limit is the minimum
+      // while calls measure the no-load latency, then doubles per window.
+      const first = await round(limiter, 10);
+      assert.equal(first, 2, `${algorithm} drains at minLimit first`);
+      const steady = await until(limiter, 10, (limit) => limit >= 16, 40);
+      assert.ok(steady.at(-1) >= 16, `${algorithm} slow-starts at the no-load latency: ${steady}`);
       const base = steady.at(-1);
-      assert.ok(base >= 20, `${algorithm} holds or grows at the no-load latency: ${steady}`);
-      const slow = await rounds(limiter, 10, 60);
-      assert.ok(slow.at(-1) < base * fall, `${algorithm} falls when latency is 6x: ${slow} (from ${base})`);
-      assert.ok(slow.every((limit, i) => i === 0 || limit <= slow[i - 1]), `falls steadily: ${slow}`);
+      const slow = await until(limiter, 60, (limit) => limit < base / 2, 20);
+      assert.ok(slow.at(-1) < base / 2, `${algorithm} falls when latency is 6x: ${slow} (from ${base})`);
       assert.ok(slow.every((limit) => limit >= 2), "never below minLimit");
-      const recovered = await rounds(limiter, 10, 10);
+      const recovered = await until(limiter, 10, (limit) => limit > slow.at(-1) + 2, 40);
       assert.ok(recovered.at(-1) > slow.at(-1), `${algorithm} rises again: ${recovered}`);
     });
   }
@@ -117,9 +135,22 @@ describe("latency-driven algorithms", () => {
   test("gradient2: a rejected call is sampled from admission to its settlement", async () => {
     // The same latency rise as above, with every call a plain (non-drop) error.
     const limiter = new Limiter({ adaptive: { algorithm: "gradient2", initialLimit: 20, minLimit: 2 } });
-    await rounds(limiter, 6, 10, () => new Error("not an overload"));
-    const slow = await rounds(limiter, 10, 60, () => new Error("not an overload"));
-    assert.ok(slow.at(-1) < 10, `${slow}`);
+    const plain = () => new Error("not an overload");
+    const steady = await until(limiter, 10, (limit) => limit >= 16, 40, plain);
+    const slow = await until(limiter, 60, (limit) => limit < steady.at(-1) / 2, 20, plain);
+    assert.ok(slow.at(-1) < steady.at(-1) / 2, `${steady} then ${slow}`);
+  });
+
+  test("instant 503s never move the no-load latency: the limit comes back after them", async () => {
+    const limiter = new Limiter({ adaptive: { algorithm: "gradient2", initialLimit: 8, minLimit: 1, maxLimit: 40 } });
+    const steady = await until(limiter, 10, (limit) => limit >= 16, 40);
+    const base = steady.at(-1);
+    // A burst of instant 503s: one backoff per window, down to the minimum.
+    const shed = await until(limiter, 0, (limit) => limit === 1, 60, () => overload(503));
+    assert.equal(shed.at(-1), 1, `${shed}`);
+    // Normal answers again: slow start back towards the level before.
+    const back = await until(limiter, 10, (limit) => limit >= base / 2, 40);
+    assert.ok(back.at(-1) >= base / 2, `back to ${back.at(-1)} of ${base}: ${back}`);
   });
 });
 
@@ -178,16 +209,16 @@ describe("fetch", () => {
   });
 });
 
-test("a deadline that passes while fn runs is sampled as a drop at once", async () => {
+test("a deadline that passes while fn runs is ignored: the caller's deadline, not the origin's answer", async () => {
   performance.now = realNow; // the deadline's timer runs on the host clock
   const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 10 } });
   const work = deferred();
   const call = await settle(limiter.run(() => work.promise, { deadlineMs: 5 }));
   assert.ok(call.error instanceof DeadlineError);
-  assert.equal(limiter.stats().limit, 9, "backed off at the deadline, before the work settled");
+  assert.equal(limiter.stats().limit, 10, "no backoff at the deadline");
   assert.equal(limiter.stats().inFlight, 1, "the slot is held until the work settles");
   work.resolve("late");
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(limiter.stats().inFlight, 0);
-  assert.equal(limiter.stats().limit, 9, "the abandoned work is not sampled again");
+  assert.equal(limiter.stats().limit, 10, "the abandoned work is not sampled either");
 });

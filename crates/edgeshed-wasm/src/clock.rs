@@ -41,8 +41,9 @@ impl Clock for JsClock {
     /// `performance.timeOrigin + performance.now()` (or `Date.now()`):
     /// isolates agree on it, so the adaptive limits' drains coincide.
     fn wall_time(&self) -> Option<Duration> {
+        // Whole milliseconds: drains are scheduled in whole seconds.
         let millis = wall_millis();
-        (millis.is_finite() && millis > 0.0).then(|| millis_to_duration(millis))
+        (millis.is_finite() && millis > 0.0).then(|| Duration::from_millis(millis as u64))
     }
 }
 

@@ -97,13 +97,12 @@ impl<L: Limit> Controller<L> {
     /// [`Outcome::Ignored`] call is no sample: the limit stays.
     pub fn finish<C: Clock>(&self, started: Started, clock: &C, outcome: Outcome) -> usize {
         let rtt = clock.now().saturating_duration_since(started.at);
-        let Some(sample) = Sample::of(started.at, rtt, started.in_flight, outcome) else {
+        if outcome == Outcome::Ignored {
             return self.limit();
-        };
-        let sample = match started.wall {
-            Some(wall) => sample.with_wall_start(wall),
-            None => sample,
-        };
+        }
+        let dropped = outcome == Outcome::Dropped;
+        let sample =
+            Sample::new(started.at, rtt, started.in_flight, dropped).with_wall(started.wall);
         let mut state = lock(&self.shared);
         let limit = state.algorithm.update(&sample);
         if limit != state.applied {

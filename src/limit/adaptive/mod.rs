@@ -133,6 +133,12 @@ impl Sample {
         self
     }
 
+    /// The same sample with its wall-clock start, if known.
+    pub(crate) const fn with_wall(mut self, wall: Option<Duration>) -> Self {
+        self.wall_started = wall;
+        self
+    }
+
     /// When the call was admitted on the wall clock, if known.
     pub const fn wall_started(&self) -> Option<Duration> {
         self.wall_started

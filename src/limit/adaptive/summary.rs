@@ -32,15 +32,40 @@ use core::time::Duration;
 /// assert_eq!((one.min_rtt(), one.max_rtt()), (Some(ms(20)), Some(ms(40))));
 /// assert_eq!(one.max_in_flight(), 5);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WindowSummary {
     served: u64,
     dropped: u64,
-    rtt_total: Duration,
+    // Nanoseconds in u64 (584 years of RTT), not `Duration`: exact, and
+    // about a third of the code in the wasm builds.
+    rtt_total: u64,
     rtt_squares: f64,
-    min_rtt: Option<Duration>,
-    max_rtt: Option<Duration>,
+    min_rtt: u64,
+    max_rtt: u64,
     max_in_flight: usize,
+}
+
+impl Default for WindowSummary {
+    /// No calls.
+    fn default() -> Self {
+        Self {
+            served: 0,
+            dropped: 0,
+            rtt_total: 0,
+            rtt_squares: 0.0,
+            min_rtt: u64::MAX,
+            max_rtt: 0,
+            max_in_flight: 0,
+        }
+    }
+}
+
+/// `duration` in nanoseconds, saturating at `u64::MAX`.
+fn nanos(duration: Duration) -> u64 {
+    duration
+        .as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(duration.subsec_nanos()))
 }
 
 impl WindowSummary {
@@ -62,18 +87,20 @@ impl WindowSummary {
         if !rtt_squares.is_finite() || rtt_squares < 0.0 {
             return Err(InvalidSummary("rtt_squares must be finite and at least 0"));
         }
-        match (served, min_rtt, max_rtt) {
-            (0, None, None) if rtt_total.is_zero() && rtt_squares == 0.0 => {}
+        let total = nanos(rtt_total);
+        let (min, max) = match (served, min_rtt, max_rtt) {
+            (0, None, None) if total == 0 && rtt_squares == 0.0 => (u64::MAX, 0),
             (0, _, _) => return Err(InvalidSummary("RTT statistics given with served = 0")),
             (_, Some(min), Some(max)) if min <= max => {
-                let count = u32::try_from(served).unwrap_or(u32::MAX);
-                let low = min.checked_mul(count).unwrap_or(Duration::MAX);
-                let high = max.checked_mul(count).unwrap_or(Duration::MAX);
-                if served <= u64::from(u32::MAX) && (rtt_total < low || rtt_total > high) {
+                let (min, max) = (nanos(min), nanos(max));
+                let low = u128::from(min) * u128::from(served);
+                let high = u128::from(max) * u128::from(served);
+                if !(low..=high).contains(&u128::from(total)) {
                     return Err(InvalidSummary(
                         "rtt_total must lie within served × [min_rtt, max_rtt]",
                     ));
                 }
+                (min, max)
             }
             (_, Some(_), Some(_)) => return Err(InvalidSummary("min_rtt exceeds max_rtt")),
             _ => {
@@ -81,14 +108,14 @@ impl WindowSummary {
                     "min_rtt and max_rtt are required when served > 0",
                 ))
             }
-        }
+        };
         Ok(Self {
             served,
             dropped,
-            rtt_total,
+            rtt_total: total,
             rtt_squares,
-            min_rtt,
-            max_rtt,
+            min_rtt: min,
+            max_rtt: max,
             max_in_flight,
         })
     }
@@ -101,11 +128,13 @@ impl WindowSummary {
             Outcome::Ignored => return,
             Outcome::Dropped => self.dropped = self.dropped.saturating_add(1),
             Outcome::Served => {
+                let rtt = nanos(rtt);
                 self.served = self.served.saturating_add(1);
                 self.rtt_total = self.rtt_total.saturating_add(rtt);
-                self.rtt_squares += rtt.as_secs_f64() * rtt.as_secs_f64();
-                self.min_rtt = Some(self.min_rtt.map_or(rtt, |min| min.min(rtt)));
-                self.max_rtt = Some(self.max_rtt.map_or(rtt, |max| max.max(rtt)));
+                let secs = rtt as f64 / 1e9;
+                self.rtt_squares += secs * secs;
+                self.min_rtt = self.min_rtt.min(rtt);
+                self.max_rtt = self.max_rtt.max(rtt);
             }
         }
         self.max_in_flight = self.max_in_flight.max(in_flight);
@@ -131,11 +160,8 @@ impl WindowSummary {
         self.dropped = self.dropped.saturating_add(other.dropped);
         self.rtt_total = self.rtt_total.saturating_add(other.rtt_total);
         self.rtt_squares += other.rtt_squares;
-        self.min_rtt = lesser(self.min_rtt, other.min_rtt);
-        self.max_rtt = match (self.max_rtt, other.max_rtt) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        self.min_rtt = self.min_rtt.min(other.min_rtt);
+        self.max_rtt = self.max_rtt.max(other.max_rtt);
         self.max_in_flight = self.max_in_flight.max(other.max_in_flight);
     }
 
@@ -167,16 +193,17 @@ impl WindowSummary {
 
     /// The sum of the served calls' RTTs.
     pub const fn rtt_total(&self) -> Duration {
-        self.rtt_total
+        Duration::from_nanos(self.rtt_total)
     }
 
     /// The mean RTT of the served calls (`None` without any).
     pub fn mean_rtt(&self) -> Option<Duration> {
-        if self.served == 0 {
-            return None;
-        }
-        let secs = self.rtt_total.as_secs_f64() / self.served as f64;
-        Duration::try_from_secs_f64(secs).ok()
+        (self.served > 0).then(|| Duration::from_nanos(self.rtt_total / self.served))
+    }
+
+    /// The mean RTT in seconds, for the algorithms' arithmetic.
+    pub(crate) fn mean_secs(&self) -> Option<f64> {
+        (self.served > 0).then(|| self.rtt_total as f64 / 1e9 / self.served as f64)
     }
 
     /// The sum of the squares of the served calls' RTTs, in seconds².
@@ -192,7 +219,7 @@ impl WindowSummary {
             return None;
         }
         let n = self.served as f64;
-        let mean = self.rtt_total.as_secs_f64() / n;
+        let mean = self.mean_secs()?;
         if mean <= 0.0 {
             return Some(0.0);
         }
@@ -202,24 +229,34 @@ impl WindowSummary {
 
     /// The lowest served RTT.
     pub const fn min_rtt(&self) -> Option<Duration> {
-        self.min_rtt
+        if self.served == 0 {
+            None
+        } else {
+            Some(Duration::from_nanos(self.min_rtt))
+        }
     }
 
     /// The highest served RTT.
     pub const fn max_rtt(&self) -> Option<Duration> {
-        self.max_rtt
+        if self.served == 0 {
+            None
+        } else {
+            Some(Duration::from_nanos(self.max_rtt))
+        }
+    }
+
+    /// The highest served RTT in seconds (0 without any).
+    pub(crate) fn max_secs(&self) -> f64 {
+        if self.served == 0 {
+            0.0
+        } else {
+            self.max_rtt as f64 / 1e9
+        }
     }
 
     /// The most calls in flight at the start of any recorded call.
     pub const fn max_in_flight(&self) -> usize {
         self.max_in_flight
-    }
-}
-
-fn lesser(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
 

@@ -22,13 +22,14 @@ use super::Bounds;
 ///   its no-load RTT; with several clients the estimate ratcheted upwards
 ///   (from 20 ms to more than 300 ms over minutes).
 /// * **Thresholds proportional to the limit**: the estimated queue is
-///   compared with `alpha = 5 %` of the limit (2 % for slow start's room),
+///   compared with `alpha = 1 %` of the limit (2 % for slow start's room),
 ///   not with a number of calls. As published, N clients keep N times that
 ///   many calls queued at the origin; in proportion, the comparison depends
 ///   on the RTT ratio alone, which every client of one origin shares.
 /// * **Multiplicative decrease, no dead band**: per round trip the limit
-///   loses 0.3 of the queue estimate beyond alpha (at most all of it at
-///   once), and grows by the shared `0.04 × √limit` ([`Gradient2Rule`](super::Gradient2Rule)).
+///   loses 0.22 of the queue estimate beyond alpha (at most all of it at
+///   once), and grows by the shared `0.04 × √limit`
+///   ([`Gradient2Rule`](super::Gradient2Rule)).
 ///   `− log10(limit)` shrank small and large shares by the same amount and
 ///   the band between alpha and beta left them where they were, which kept
 ///   whatever unfairness the start left (limits of 24, 1 and 1 were
@@ -50,12 +51,12 @@ pub struct VegasRule {
 pub type Vegas = Windowed<VegasRule>;
 
 impl Default for VegasRule {
-    /// Alpha 5 %, room below 2 %, smoothing 0.3.
+    /// Alpha 1 %, room below 2 %, smoothing 0.22.
     fn default() -> Self {
         Self {
-            alpha: 0.05,
+            alpha: 0.01,
             threshold: 0.02,
-            smoothing: 0.3,
+            smoothing: 0.22,
         }
     }
 }

@@ -56,55 +56,83 @@ const DRAINS: usize = 3;
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Baseline {
-    drains: [Option<WindowSummary>; DRAINS],
+    /// Per drain: served calls (0: none yet), mean RTT in seconds, and the
+    /// relative standard error of that mean.
+    drains: [(f64, f64, f64); DRAINS],
     next: usize,
+    /// The estimate, computed when a drain is recorded.
+    no_load: Option<f64>,
 }
 
 impl Baseline {
     /// No drain measured yet.
     pub const fn new() -> Self {
         Self {
-            drains: [None; DRAINS],
+            drains: [(0.0, 0.0, 0.0); DRAINS],
             next: 0,
+            no_load: None,
         }
     }
 
     /// The no-load RTT: the lowest of the last three drain means, pooled
     /// with those that agree with it; `None` before the first drain.
     pub fn no_load(&self) -> Option<Duration> {
-        let remembered = || self.drains.iter().flatten();
-        let lowest = remembered()
-            .filter_map(|drain| Some((drain.mean_rtt()?, drain.relative_error().unwrap_or(0.0))))
-            .min_by_key(|(mean, _)| *mean)?;
-        let (low, low_error) = (lowest.0.as_secs_f64(), lowest.1);
-        let mut pooled = WindowSummary::default();
-        for drain in remembered() {
-            let (Some(mean), error) = (drain.mean_rtt(), drain.relative_error().unwrap_or(0.0))
-            else {
-                continue;
-            };
-            let apart = (low_error * low_error + error * error).sqrt() * 2.0;
-            if mean.as_secs_f64() <= low * (1.0 + apart) {
-                pooled.merge(drain);
-            }
-        }
-        pooled.mean_rtt().or(Some(lowest.0))
+        self.no_load
+            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+    }
+
+    /// [`no_load`](Self::no_load) in seconds.
+    pub(crate) fn no_load_secs(&self) -> Option<f64> {
+        self.no_load
     }
 
     /// How many drains are remembered (at most three).
     pub fn drains(&self) -> usize {
-        self.drains.iter().flatten().count()
+        self.drains
+            .iter()
+            .filter(|(served, _, _)| *served > 0.0)
+            .count()
     }
 
     /// Remembers the served calls of a drain (forgetting the oldest of the
     /// three). A drain without served calls changes nothing.
     pub fn record_drain(&mut self, drained: &WindowSummary) {
-        if drained.served() == 0 {
+        let Some(mean) = drained.mean_secs() else {
             return;
-        }
+        };
+        let error = drained.relative_error().unwrap_or(0.0);
         if let Some(slot) = self.drains.get_mut(self.next) {
-            *slot = Some(*drained);
+            *slot = (drained.served() as f64, mean, error);
         }
         self.next = (self.next + 1) % DRAINS;
+        self.no_load = self.pooled();
+    }
+
+    /// The lowest mean, pooled (weighted by calls) with the means within
+    /// two standard errors of it.
+    fn pooled(&self) -> Option<f64> {
+        let remembered = self.drains.iter().filter(|(served, _, _)| *served > 0.0);
+        let (_, low, low_error) =
+            remembered
+                .clone()
+                .fold((0.0, f64::INFINITY, 0.0), |low, drain| {
+                    if drain.1 < low.1 {
+                        *drain
+                    } else {
+                        low
+                    }
+                });
+        if !low.is_finite() {
+            return None;
+        }
+        let (mut calls, mut total) = (0.0, 0.0);
+        for &(served, mean, error) in remembered {
+            let apart = (low_error * low_error + error * error).sqrt() * 2.0;
+            if mean <= low * (1.0 + apart) {
+                calls += served;
+                total += served * mean;
+            }
+        }
+        Some(total / calls)
     }
 }

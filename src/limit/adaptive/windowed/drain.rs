@@ -1,8 +1,8 @@
 //! Drains synchronised on the wall clock, which measure the no-load RTT.
 
 use super::baseline::Baseline;
-use crate::limit::adaptive::{Sample, WindowSummary};
-use crate::time::Instant;
+use super::state::Call;
+use crate::limit::adaptive::WindowSummary;
 use core::time::Duration;
 
 /// When the limiters of a fleet drain: at every multiple of a period on the
@@ -42,44 +42,51 @@ impl DrainSchedule {
     /// The time between two drains for an origin whose no-load RTT is
     /// `no_load`.
     pub fn period(no_load: Duration) -> Duration {
-        Self::power_of_two(no_load, 256.0)
+        Duration::from_secs(power_of_two(no_load.as_secs_f64(), 256.0))
     }
 
     /// The period between the first drains of a limiter.
     pub fn startup_period(no_load: Duration) -> Duration {
-        Self::power_of_two(no_load, 32.0)
-    }
-
-    fn power_of_two(no_load: Duration, rounds: f64) -> Duration {
-        let wanted = no_load.as_secs_f64() * rounds;
-        let mut period = 1u64;
-        while (period as f64) < wanted && period < 128 {
-            period *= 2;
-        }
-        Duration::from_secs(period)
+        Duration::from_secs(power_of_two(no_load.as_secs_f64(), 32.0))
     }
 
     /// Which period the wall-clock time `wall` (since the Unix epoch, or
     /// since the clock's origin) falls in; a drain starts when it changes.
     pub fn epoch(wall: Duration, period: Duration) -> u64 {
-        let period = period.as_millis().max(1);
-        u64::try_from(wall.as_millis() / period).unwrap_or(u64::MAX)
+        // Whole seconds suffice: periods are whole seconds.
+        wall.as_secs() / period.as_secs().max(1)
     }
+}
+
+/// The smallest power of two seconds at least `rounds × no_load` seconds,
+/// within [1, 128].
+fn power_of_two(no_load: f64, rounds: f64) -> u64 {
+    let wanted = no_load * rounds;
+    let mut period = 1u64;
+    while (period as f64) < wanted && period < 128 {
+        period *= 2;
+    }
+    period
 }
 
 /// Served calls a drain averages at least (fewer if its time runs out)...
 const DRAIN_SAMPLES: u64 = 8;
 /// ...and more, up to this many, while the relative standard error of
-/// their mean exceeds `DRAIN_ERROR`: the minimum of three noisy means lies
-/// about 0.85 standard errors below the true mean.
-const MAX_DRAIN_SAMPLES: u64 = 96;
-const DRAIN_ERROR: f64 = 0.015;
-/// The most round trips a drain measures for (its cost, at small limits).
-const MAX_DRAIN_ROUNDS: u64 = 32;
+/// their mean exceeds `DRAIN_ERROR`. Limiters that each measured the origin
+/// a few per cent low or high would disagree on its queue by as much, and
+/// their shares drift apart; 1 % keeps the shares of eight limiters within
+/// a factor of three of each other.
+const MAX_DRAIN_SAMPLES: u64 = 192;
+const DRAIN_ERROR: f64 = 0.01;
+/// The most round trips a drain measures for: its cost, where a small
+/// limit collects its calls slowly.
+const MAX_DRAIN_ROUNDS: u64 = 24;
 /// Fewest served calls that make a drain's mean worth keeping.
 const MIN_DRAIN_SAMPLES: u64 = 3;
 
-/// Where a limiter stands in its drains.
+/// Where a limiter stands in its drains. Times are seconds on the clock of
+/// the samples (f64: a third of the code of `Instant` arithmetic in the
+/// wasm builds).
 #[derive(Clone, Debug)]
 pub(crate) enum Drains {
     /// No drain measured yet: the next finished call starts one.
@@ -93,14 +100,29 @@ pub(crate) enum Drains {
 #[derive(Clone, Debug)]
 pub(crate) struct Active {
     startup: bool,
-    limit: usize,
-    measure_from: Instant,
+    limit: f64,
+    /// When the drain began: calls started before are the old load.
+    began: f64,
+    measure_from: f64,
     /// Set once enough calls were measured: calls started before it still
     /// count (the longest ones finish last; leaving them out would bias the
     /// mean low), calls started later do not.
-    closing: Option<Instant>,
-    until: Instant,
+    closing: Option<f64>,
+    until: f64,
     window: WindowSummary,
+}
+
+impl Active {
+    /// Measures from `now` on, as long as before (but a drain lasts at most
+    /// four times its planned length).
+    fn restart_measuring(&mut self, now: f64) {
+        let span = self.until - self.measure_from;
+        let latest = self.began + (self.until - self.began) * 4.0;
+        self.measure_from = now;
+        self.until = (now + span).min(latest);
+        self.window = WindowSummary::default();
+        self.closing = None;
+    }
 }
 
 /// What a finished call meant for the drains.
@@ -110,33 +132,28 @@ pub(crate) enum Step {
     Normal,
     /// A drain is on (or started with this call): hold the drain limit.
     Draining,
-    /// The drain ended with this call: back to the limit.
-    Ended,
+    /// The drain ended with this call: back to the limit (`startup`: it was
+    /// the first drain, which measured the first no-load RTT).
+    Ended { startup: bool },
 }
 
 impl Drains {
-    /// Takes `sample`, finished at wall-clock `wall`, into account.
-    /// `flush`: how long the calls already queued need to finish (the
-    /// current RTT); `limits`: what a periodic drain holds, and what the
-    /// startup drain holds (the minimum). Records the drain's calls in
-    /// `baseline` when it ends.
+    /// Takes `call` into account. `flush`: how long the calls already
+    /// queued need to finish (the current RTT, seconds); `limits`: what a
+    /// periodic drain holds, and what the startup drain holds (the
+    /// minimum). Records the drain's calls in `baseline` when it ends.
     pub(crate) fn observe(
         &mut self,
-        sample: &Sample,
-        wall: Duration,
-        flush: Duration,
-        limits: (usize, usize),
+        call: &Call,
+        flush: f64,
+        limits: (f64, f64),
         baseline: &mut Baseline,
     ) -> Step {
-        let now = sample.completed();
+        let now = call.completed;
         let epoch = |baseline: &Baseline| {
-            let no_load = baseline.no_load().unwrap_or(flush);
-            let period = if baseline.drains() < 3 {
-                DrainSchedule::startup_period(no_load)
-            } else {
-                DrainSchedule::period(no_load)
-            };
-            DrainSchedule::epoch(wall, period)
+            let no_load = baseline.no_load_secs().unwrap_or(flush);
+            let rounds = if baseline.drains() < 3 { 32.0 } else { 256.0 };
+            (call.wall / power_of_two(no_load, rounds) as f64) as u64
         };
         match self {
             Self::Startup => {
@@ -149,10 +166,16 @@ impl Drains {
                 Step::Draining
             }
             Self::Active(active) => {
-                let started = sample.started();
+                let started = call.started;
+                if started < active.began && now > active.measure_from {
+                    // A call of the old load finished only now: the queue it
+                    // waited in was still there for the calls started until
+                    // now (FIFO), so they do not measure the no-load RTT.
+                    active.restart_measuring(now);
+                }
                 let before_close = active.closing.is_none_or(|closing| started < closing);
-                if !sample.dropped() && started >= active.measure_from && before_close {
-                    active.window.add(sample);
+                if !call.sample.dropped() && started >= active.measure_from && before_close {
+                    active.window.add(&call.sample);
                 }
                 let window = &active.window;
                 if active.closing.is_none() {
@@ -165,23 +188,27 @@ impl Drains {
                 }
                 // Done once the calls started before closing had the time of
                 // the longest measured one to finish (or the drain ran out).
-                let finished = active.closing.is_some_and(|closing| {
-                    now >= closing.saturating_add(window.max_rtt().unwrap_or_default())
-                });
+                let finished = active
+                    .closing
+                    .is_some_and(|closing| now >= closing + window.max_secs());
                 if !finished && now < active.until {
                     return Step::Draining;
                 }
                 if active.window.served() >= MIN_DRAIN_SAMPLES {
                     baseline.record_drain(&active.window);
                 }
-                *self = if active.startup && baseline.no_load().is_none() {
+                let startup = active.startup;
+                let measured = baseline.drains() > 0;
+                *self = if startup && !measured {
                     Self::Startup
                 } else {
                     Self::Idle {
                         epoch: epoch(baseline),
                     }
                 };
-                Step::Ended
+                Step::Ended {
+                    startup: startup && measured,
+                }
             }
         }
     }
@@ -192,24 +219,26 @@ impl Drains {
     }
 
     /// The limit a drain holds, while one is on.
-    pub(crate) fn limit(&self) -> Option<usize> {
+    pub(crate) fn limit(&self) -> Option<f64> {
         match self {
             Self::Active(active) => Some(active.limit),
             _ => None,
         }
     }
 
-    fn start(now: Instant, flush: Duration, limit: usize, startup: bool) -> Self {
+    fn start(now: f64, flush: f64, limit: f64, startup: bool) -> Self {
         // FIFO at the origin: what was queued when the drain began is done
-        // about one current RTT later (a quarter more for jitter).
-        let flush = flush.mul_f64(1.25);
-        let measure_from = now.saturating_add(flush);
-        let rounds =
-            (MAX_DRAIN_SAMPLES.div_ceil(limit.max(1) as u64) + 2).min(MAX_DRAIN_ROUNDS) as u32;
-        let until = measure_from.saturating_add(flush.saturating_mul(rounds));
+        // about one current RTT later (a quarter more for jitter);
+        // `measure_from` moves later while calls of the old load still
+        // finish (`Active::restart_measuring`).
+        let flush = flush * 1.25;
+        let measure_from = now + flush;
+        let rounds = (MAX_DRAIN_SAMPLES as f64 / limit.max(1.0)).ceil() + 2.0;
+        let until = measure_from + flush * rounds.min(MAX_DRAIN_ROUNDS as f64);
         Self::Active(Active {
             startup,
             limit,
+            began: now,
             measure_from,
             closing: None,
             until,
