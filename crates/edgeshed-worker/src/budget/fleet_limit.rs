@@ -20,12 +20,12 @@
 //!   empties: such a window is a no-load measurement
 //!   ([`WindowLimit::on_drain`]). A drain's window opens only once the
 //!   fleet's calls in flight have come down to its limit (leases are not
-//!   recalled: holders are trimmed at their next report), and its ratio is
-//!   taken against the lowest RTT ever seen, never against a baseline a
-//!   shallow drain could have raised: a drain that did not drain would
-//!   otherwise raise the baseline, which makes the next drain shallower
-//!   still. (The per-isolate limits synchronise their drains on the wall
-//!   clock; here the one object decides.)
+//!   recalled: holders are trimmed at their next report): a drain measured
+//!   while old leases still loaded the origin did not drain, raised the
+//!   baseline, and so made the next drain shallower still (measured: the
+//!   no-load RTT crept from 20 to 32 ms in a minute). (The per-isolate
+//!   limits synchronise their drains on the wall clock; here the one object
+//!   decides.)
 
 use core::time::Duration;
 use edgeshed::limit::adaptive::{AnyLimit, Limit, WindowLimit, WindowSummary};
@@ -134,7 +134,7 @@ impl FleetLimit {
         if let Some(mean) = window.mean_rtt() {
             let lowest = self.lowest.map_or(mean, |low| low.min(mean));
             self.lowest = Some(lowest);
-            let no_load = no_load(&self.algorithm).map_or(lowest, |no_load| no_load.min(lowest));
+            let no_load = no_load(&self.algorithm).unwrap_or(lowest);
             self.ratio = mean.as_secs_f64() / no_load.as_secs_f64().max(1e-9);
             self.last_mean = Some(mean);
         }
