@@ -11,6 +11,7 @@
 //   3. size/start-up    node benches/size.mjs
 //   4. workerd e2e      node benches/e2e/run.mjs
 //   5. workerd CPU      node benches/e2e/cpu.mjs
+//   6. workerd fleet    node benches/e2e/fleet.mjs  (3 isolates; fleet budget)
 //
 // pkg/, dist/worker/ and the tower-on-wasm peer (benches/tower-wasm/pkg/)
 // are built (scripts/build-pkg.sh, build-worker.sh, benches/tower-wasm/build.sh)
@@ -65,4 +66,5 @@ if (!SKIP.has("node")) {
 if (!SKIP.has("size")) run("3. size and start-up", process.execPath, ["benches/size.mjs", ...quick, "--json", join(out, "size.json")]);
 if (!SKIP.has("e2e")) run("4. end to end on workerd", process.execPath, ["benches/e2e/run.mjs", ...quick, "--json", join(out, "e2e.json")]);
 if (!SKIP.has("cpu")) run("5. workerd CPU per response", process.execPath, ["benches/e2e/cpu.mjs", ...quick, "--json", join(out, "cpu.json")]);
+if (!SKIP.has("fleet")) run("6. a fleet of 3 isolates on workerd (per-isolate limits vs the fleet budget)", process.execPath, ["benches/e2e/fleet.mjs", ...quick, "--json", join(out, "fleet.json")]);
 console.log(`\nJSON figures: ${out}   (load average now ${loadavg().map((x) => x.toFixed(2)).join(", ")})`);

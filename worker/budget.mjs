@@ -1,9 +1,10 @@
 // The EdgeshedBudget Durable Object: one per budgeted origin
 // (idFromName(<origin name>)), shared by every isolate of the gateway.
 // A thin shell: the lease table (grant, renew, release, expire, learning
-// mode) is Rust (crates/edgeshed-worker/src/budget/, exported as
-// BudgetTable); this class only validates what callers send, keeps the
-// table in memory and arms the alarm.
+// mode, kept asks and watches) is Rust (crates/edgeshed-worker/src/budget/,
+// exported as BudgetTable); this class only validates what callers send,
+// keeps the table in memory, holds the promises of the calls the table
+// keeps, and arms the alarm.
 //
 // The leases live in memory only. Storage keeps one number, the "horizon":
 // no lease granted by this object outlives it (written at most once per
@@ -12,18 +13,23 @@
 // horizon (at most one TTL): it re-registers only what holders report they
 // hold, so a restart never over-admits; a first start, or one after every
 // old lease expired, grants at once (see docs/gateway.md, "Fleet budget").
+// Calls it keeps are lost with its memory: their holders see a failed call
+// and ask again.
 import { DurableObject } from "cloudflare:workers";
 import { BudgetTable } from "../dist/worker/edgeshed.js";
 
 const MAX_COUNT = 1_000_000;
+const MAX_WAIT_MS = 600_000;
 const HORIZON = "horizon";
 
-function count(value, what, min = 0) {
-  if (!Number.isInteger(value) || value < min || value > MAX_COUNT) {
-    throw new TypeError(`EdgeshedBudget: ${what} must be an integer from ${min} to ${MAX_COUNT}, got ${String(value)}`);
+function count(value, what, min = 0, max = MAX_COUNT) {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new TypeError(`EdgeshedBudget: ${what} must be an integer from ${min} to ${max}, got ${String(value)}`);
   }
   return value;
 }
+
+const ALGORITHMS = ["aimd", "gradient2", "vegas"];
 
 function config(options) {
   const limit = count(options?.limit, "limit", 1);
@@ -31,13 +37,66 @@ function config(options) {
   if (!Number.isInteger(ttlMs) || ttlMs < 100 || ttlMs > 3_600_000) {
     throw new TypeError(`EdgeshedBudget: ttlMs must be an integer from 100 to 3600000, got ${String(ttlMs)}`);
   }
-  return { limit, ttlMs };
+  return { limit, ttlMs, adaptive: adaptive(options?.adaptive) };
 }
+
+/** The `adaptive` section of the caller's budget (the worker checked it), or null. */
+function adaptive(value) {
+  if (value === undefined || value === null) return null;
+  const algorithm = value.algorithm;
+  if (!ALGORITHMS.includes(algorithm)) {
+    throw new TypeError(`EdgeshedBudget: adaptive.algorithm must be one of ${ALGORITHMS.join(", ")}, got ${String(algorithm)}`);
+  }
+  const minLimit = count(value.minLimit, "adaptive.minLimit", 1);
+  const maxLimit = count(value.maxLimit, "adaptive.maxLimit", minLimit);
+  const initialLimit = count(value.initialLimit, "adaptive.initialLimit", minLimit, maxLimit);
+  return { algorithm, initialLimit, minLimit, maxLimit };
+}
+
+function holderId(holder) {
+  if (typeof holder !== "string" || holder.length === 0 || holder.length > 128) {
+    throw new TypeError("EdgeshedBudget: holder must be a string of 1 to 128 characters");
+  }
+  return holder;
+}
+
+/** The calls a holder reports with a lease call (a WindowSummary's parts; all optional). */
+function report(value) {
+  const big = Number.MAX_SAFE_INTEGER;
+  const r = value ?? {};
+  const squares = r.rttSquares ?? 0;
+  if (typeof squares !== "number" || !Number.isFinite(squares) || squares < 0) {
+    throw new TypeError(`EdgeshedBudget: report.rttSquares must be a finite number of at least 0, got ${String(squares)}`);
+  }
+  return [
+    count(r.served ?? 0, "report.served", 0, big),
+    count(r.dropped ?? 0, "report.dropped", 0, big),
+    count(r.rttTotalUs ?? 0, "report.rttTotalUs", 0, big),
+    squares,
+    count(r.minRttUs ?? 0, "report.minRttUs", 0, big),
+    count(r.maxRttUs ?? 0, "report.maxRttUs", 0, big),
+    count(r.maxInFlight ?? 0, "report.maxInFlight"),
+  ];
+}
+
+/** Whether two callers' configurations are the same budget. */
+function sameConfig(a, b) {
+  return a?.limit === b.limit && a?.ttlMs === b.ttlMs && JSON.stringify(a?.adaptive) === JSON.stringify(b.adaptive);
+}
+
+// What a call the table dropped gets (its holder sent a newer one, or the
+// table restarted): a malformed answer, which the holder ignores or counts
+// as a failed call.
+const SUPERSEDED = { superseded: true };
 
 export class EdgeshedBudget extends DurableObject {
   constructor(ctx, env) {
     super(ctx, env);
     this.table = null;
+    // The configuration the table was made with (`limit`, `ttlMs`).
+    this.configured = null;
+    // The promises of the calls the table keeps: holder -> { lease, watch }.
+    this.kept = new Map();
     // When the alarm is set for (ms), 0 when none is known to be set.
     this.alarmAt = 0;
     this.horizon = 0;
@@ -48,26 +107,63 @@ export class EdgeshedBudget extends DurableObject {
   }
 
   /**
-   * Grants, renews or releases the lease of `holder` (one isolate):
-   * `{ limit, ttlMs, held, inUse, wanted }` -> `{ permits, ttlMs, renewMs, learning }`
-   * (`renewMs`: when the holder should call again, see Grant::renew_ms).
-   * `limit` and `ttlMs` come from the caller's configuration.
+   * Grants, renews, grows or releases the lease of `holder` (one isolate):
+   * `{ limit, ttlMs, adaptive, held, inUse, wanted, waitMs, epoch, report }`
+   * -> `{ permits, ttlMs, renewMs, learning, contended, epoch }`. With
+   * `waitMs`, a holder short of its fair share is answered once permits come
+   * back (or after `waitMs`). `limit`, `ttlMs` and `adaptive` come from the
+   * caller's configuration; `report` summarises the calls the holder started
+   * in `epoch` (an adaptive limit learns from them).
    */
   lease(holder, request) {
-    if (typeof holder !== "string" || holder.length === 0 || holder.length > 128) {
-      throw new TypeError("EdgeshedBudget: holder must be a string of 1 to 128 characters");
-    }
-    const held = count(request?.held, "held");
-    const inUse = count(request?.inUse, "inUse");
-    const wanted = count(request?.wanted, "wanted");
+    holderId(holder);
+    const numbers = [
+      count(request?.held, "held"),
+      count(request?.inUse, "inUse"),
+      count(request?.wanted, "wanted"),
+      count(request?.waitMs ?? 0, "waitMs", 0, MAX_WAIT_MS),
+      count(request?.epoch ?? 0, "epoch", 0, Number.MAX_SAFE_INTEGER),
+      ...report(request?.report),
+    ];
     const now = Date.now();
     const table = this.#table(config(request), now);
-    const permits = table.request(holder, held, inUse, wanted, now);
-    const renewMs = table.renewMs();
-    const learning = table.learning(now);
-    if (permits > 0) this.#extend(now + table.ttlMs());
+    this.#drop(holder);
+    const permits = table.ask(holder, numbers, now);
+    let answer;
+    if (permits >= 0) {
+      if (permits > 0) this.#extend(now + table.ttlMs());
+      answer = {
+        permits,
+        ttlMs: table.ttlMs(),
+        renewMs: table.renewMs(),
+        learning: table.lastLearning(),
+        contended: table.lastContended(),
+        epoch: table.epoch(),
+      };
+    } else {
+      answer = this.#keep(holder, "lease", numbers[3]);
+    }
+    this.#serve(now);
     this.#arm(table.expire(now));
-    return { permits, ttlMs: table.ttlMs(), renewMs, learning };
+    return answer;
+  }
+
+  /**
+   * Keeps the call until another holder waits for permits (while this one
+   * believes the budget uncontended), or permits are free that this one
+   * wanted, or `waitMs`: `{ limit, ttlMs, contended, waitMs }` -> `{ contended }`.
+   */
+  watch(holder, options) {
+    holderId(holder);
+    if (typeof options?.contended !== "boolean") throw new TypeError("EdgeshedBudget: contended must be a boolean");
+    const waitMs = count(options?.waitMs, "waitMs", 0, MAX_WAIT_MS);
+    const now = Date.now();
+    const table = this.#table(config(options), now);
+    this.#drop(holder);
+    const answered = table.watch(holder, options.contended, waitMs, now);
+    const answer = answered >= 0 ? { contended: answered === 1 } : this.#keep(holder, "watch", waitMs);
+    this.#serve(now);
+    return answer;
   }
 
   /** The fleet view: `{ limit, leased, holders, learning }` (`options` as for `lease`). */
@@ -81,17 +177,72 @@ export class EdgeshedBudget extends DurableObject {
   async alarm() {
     this.alarmAt = 0;
     if (this.table === null) return;
-    this.#arm(this.table.expire(Date.now()));
+    const now = Date.now();
+    this.#arm(this.table.expire(now));
+    this.#serve(now);
+  }
+
+  // A promise for a call the table keeps, answered by #serve; a timer of its
+  // own answers it at its deadline (a request that waits only on another
+  // request's work would be cancelled by workerd as hung).
+  #keep(holder, kind, waitMs) {
+    return new Promise((resolve) => {
+      const calls = this.kept.get(holder) ?? {};
+      calls[kind] = resolve;
+      this.kept.set(holder, calls);
+      setTimeout(() => this.#serve(Date.now()), waitMs + 1);
+    });
+  }
+
+  // Answers what the holder's newer call supersedes (the table dropped it).
+  #drop(holder) {
+    const calls = this.kept.get(holder);
+    if (calls === undefined) return;
+    this.kept.delete(holder);
+    calls.lease?.(SUPERSEDED);
+    calls.watch?.(SUPERSEDED);
+  }
+
+  // Answers the kept calls the table can answer now.
+  #serve(now) {
+    const table = this.table;
+    if (table === null) return;
+    for (const [kind, holder, ...rest] of table.answerParked(now)) {
+      const calls = this.kept.get(holder);
+      const key = kind === 0 ? "lease" : "watch";
+      const resolve = calls?.[key];
+      if (resolve === undefined) continue;
+      delete calls[key];
+      if (calls.lease === undefined && calls.watch === undefined) this.kept.delete(holder);
+      if (kind === 0) {
+        const [permits, renewMs, learning, contended, epoch] = rest;
+        if (permits > 0) this.#extend(now + table.ttlMs());
+        resolve({ permits, ttlMs: table.ttlMs(), renewMs, learning, contended, epoch });
+      } else {
+        resolve({ contended: rest[0] });
+      }
+    }
   }
 
   // The table, made on first use with the caller's configuration. A caller
   // with another limit or TTL (a new deployment) restarts it in learning
-  // mode: the leases out are re-registered as their holders report them.
-  #table({ limit, ttlMs }, now) {
+  // mode: the leases out are re-registered as their holders report them,
+  // and the calls the old table kept are dropped (their holders ask again).
+  #table(wanted, now) {
     const table = this.table;
-    if (table !== null && table.limit() === limit && table.ttlMs() === ttlMs) return table;
+    if (table !== null && sameConfig(this.configured, wanted)) return table;
     table?.free();
-    this.table = new BudgetTable(limit, ttlMs, now, Math.max(this.horizon, table === null ? 0 : now + ttlMs));
+    for (const holder of [...this.kept.keys()]) this.#drop(holder);
+    const horizon = Math.max(this.horizon, table === null ? 0 : now + wanted.ttlMs);
+    const a = wanted.adaptive;
+    this.table = a === null
+      ? new BudgetTable(wanted.limit, wanted.ttlMs, now, horizon)
+      : BudgetTable.adaptive(a.algorithm, a.initialLimit, a.minLimit, a.maxLimit, wanted.ttlMs, now, horizon);
+    if (this.table === undefined) {
+      this.table = null;
+      throw new TypeError(`EdgeshedBudget: the core refused the adaptive limit ${JSON.stringify(a)}`);
+    }
+    this.configured = wanted;
     return this.table;
   }
 

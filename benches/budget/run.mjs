@@ -13,9 +13,7 @@
 // concurrency against the budget, goodput (origin busy time / (budget x
 // duration)). Needs dist/worker (./scripts/build-worker.sh).
 import { createServer } from "node:http";
-import { join } from "node:path";
-import { Miniflare } from "miniflare";
-import { ROOT, compat } from "../support/workerd.mjs";
+import { startFleet as startGateways } from "../support/fleet.mjs";
 
 const BUDGET = 12;
 const GATEWAYS = 3;
@@ -51,31 +49,7 @@ async function startFleet(originUrl, budgeted) {
     origins: { users },
     routes: [{ path: "/aggregate", fanout: [{ origin: "users", path: "/u" }] }],
   };
-  const worker = (name, durableObject) => ({
-    name,
-    modules: true,
-    modulesRoot: ROOT,
-    scriptPath: join(ROOT, "worker/index.mjs"),
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-    ],
-    ...compat(),
-    bindings: { EDGESHED: config },
-    durableObjects: { EDGESHED_BUDGET: durableObject },
-    // Its own socket: the load goes to workerd directly, not through
-    // Miniflare's dispatch proxy.
-    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-  });
-  const host = { className: "EdgeshedBudget", useSQLite: true };
-  const names = Array.from({ length: GATEWAYS }, (_, i) => `gw${i}`);
-  const mf = new Miniflare({
-    cf: false,
-    handleStructuredLogs: () => {},
-    workers: [worker("budget-host", host), ...names.map((n) => worker(n, { ...host, scriptName: "budget-host" }))],
-  });
-  await mf.ready;
-  const urls = await Promise.all(names.map((n) => mf.unsafeGetDirectURL(n)));
+  const { mf, urls } = await startGateways(config, GATEWAYS);
   const fetchers = urls.map((base) => ({ fetch: (url) => fetch(new URL(new URL(url).pathname, base)) }));
   return { mf, fetchers };
 }

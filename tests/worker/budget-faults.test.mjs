@@ -57,8 +57,8 @@ describe("fleet budget faults", () => {
     assert.equal(view.holders, 1, `only the live holder: ${JSON.stringify(view)}`);
     assert.ok(users.peak <= 4, `origin peak ${users.peak}`);
     t.diagnostic(`dead holder's permits used again ${since} ms after it died (polled ${waitedMs} ms)`);
-    // leaseTtlMs 1000 <= timeoutMs 3000 here: each isolate warns once.
-    const warning = "origins.users.budget.leaseTtlMs (1000) should exceed origins.users.timeoutMs (3000)";
+    // leaseTtlMs 1000 < 2 x timeoutMs 3000 here: each isolate warns once.
+    const warning = "origins.users.budget.leaseTtlMs (1000) should be at least twice origins.users.timeoutMs (3000)";
     await eventually(async () => fleet.logs.filter((l) => l.message.includes(warning)).length, (n) => n >= 2, {
       what: "the leaseTtlMs warning logged by the isolates that served",
     });
@@ -109,7 +109,7 @@ describe("fleet budget faults", () => {
     await users.arrivals(3); // above the fleet limit of 1: the fallback is local
     const shed = await worker.get("/aggregate");
     assert.equal(shed.status, 503, "the local limit still holds");
-    assert.deepEqual(shed.json, { error: "overloaded", scope: "origin:users" });
+    assert.deepEqual(shed.json, { error: "overloaded", scope: "origin:users", reason: "limit" });
     g.open();
     for (const r of await Promise.all(held)) assert.equal(r.status, 200, r.text);
     const metrics = (await worker.get("/__edgeshed/metrics")).text;
@@ -132,7 +132,7 @@ describe("fleet budget faults", () => {
     for (let i = 0; i < 3; i++) {
       const r = await worker.get("/aggregate");
       assert.equal(r.status, 503, r.text);
-      assert.deepEqual(r.json, { error: "overloaded", scope: "origin:users" });
+      assert.deepEqual(r.json, { error: "overloaded", scope: "origin:users", reason: "budget" });
     }
     assert.equal(users.requests.length, 0, "nothing reached the origin");
     const metrics = (await worker.get("/__edgeshed/metrics")).text;

@@ -216,7 +216,7 @@ describe("fan-out: required origin failures", () => {
     assert.equal(r.status, 503, r.text);
     assert.equal(r.headers.get("retry-after"), "3");
     assert.match(r.headers.get("content-type"), /^application\/json/);
-    assert.deepEqual(r.json, { error: "overloaded", scope: "origin:users" });
+    assert.deepEqual(r.json, { error: "overloaded", scope: "origin:users", reason: "limit" });
     assertTimingNames(r.headers, ["admission"]);
     held.open();
     assert.equal((await first).status, 200);
@@ -235,7 +235,7 @@ describe("fan-out: required origin failures", () => {
     const took = Date.now() - start;
     assert.equal(r.status, 503, r.text);
     assert.equal(r.headers.get("retry-after"), "3");
-    assert.deepEqual(r.json, { error: "overloaded", scope: "origin:queued" });
+    assert.deepEqual(r.json, { error: "overloaded", scope: "origin:queued", reason: "queue_timeout" });
     assert.ok(took >= 40, `waited in the queue (${took} ms)`);
     held.open();
     assert.equal((await first).status, 200);
@@ -373,7 +373,7 @@ describe("fan-out: global over capacity", () => {
     const r = await worker.get("/agg");
     assert.equal(r.status, 503, r.text);
     assert.equal(r.headers.get("retry-after"), "7");
-    assert.deepEqual(r.json, { error: "overloaded", scope: "global" });
+    assert.deepEqual(r.json, { error: "overloaded", scope: "global", reason: "limit" });
     assertTimingNames(r.headers, ["admission"]);
     // /__edgeshed/* bypasses the (full) global limiter.
     const stats = await worker.stats();
@@ -454,7 +454,7 @@ describe("fan-out: a call shed after its sibling was admitted", () => {
     await gateOpen.arrivals(1);
     const r = await worker.get("/pair");
     assert.equal(r.status, 503, r.text);
-    assert.deepEqual(r.json, { error: "overloaded", scope: "origin:solo" });
+    assert.deepEqual(r.json, { error: "overloaded", scope: "origin:solo", reason: "limit" });
     gateOpen.open();
     assert.equal((await first).status, 200);
     await worker.until(idle, { what: "idle" });

@@ -53,9 +53,13 @@ describe("overload", () => {
     assert.ok(overloaded > 0, `some were shed: ${JSON.stringify(byStatus)}`);
     assert.ok(users.peak <= 4, `users saw at most 4 concurrent calls, saw ${users.peak}`);
     assert.ok(recs.peak <= 2, `recs saw at most 2 concurrent calls, saw ${recs.peak}`);
+    const reasons = { limit: 0, queue_timeout: 0 };
     for (const r of answers) {
       if (r.status === 503) {
-        assert.deepEqual(r.json, { error: "overloaded", scope: "origin:users" });
+        assert.deepEqual(Object.keys(r.json).sort(), ["error", "reason", "scope"], r.text);
+        assert.deepEqual([r.json.error, r.json.scope], ["overloaded", "origin:users"]);
+        assert.ok(r.json.reason in reasons, r.text);
+        reasons[r.json.reason] += 1;
         assert.equal(r.headers.get("retry-after"), "1");
       } else {
         assert.deepEqual(r.json.results.users, { id: 1 });
@@ -71,6 +75,8 @@ describe("overload", () => {
     assert.equal(stats.global.admitted, N);
     assert.equal(stats.origins.users.admitted, ok, "one users admission per 200");
     assert.equal(stats.origins.users.shed + stats.origins.users.queueTimeouts, overloaded);
+    // the reason of each 503 says which limit refused it
+    assert.deepEqual(reasons, { limit: stats.origins.users.shed, queue_timeout: stats.origins.users.queueTimeouts });
     assert.equal(users.requests.length, ok);
     assert.equal(users.inFlight, 0);
     t.diagnostic(`overload: ${JSON.stringify(byStatus)} in ${took} ms; users peak ${users.peak}`);

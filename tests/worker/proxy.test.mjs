@@ -186,7 +186,7 @@ describe("prefix route", () => {
     // The only permit of `single` is taken: another request is shed.
     const shed = await worker.get("/one/other");
     assert.equal(shed.status, 503, shed.text);
-    assert.deepEqual(shed.json, { error: "overloaded", scope: "origin:single" });
+    assert.deepEqual(shed.json, { error: "overloaded", scope: "origin:single", reason: "limit" });
     assert.equal(shed.headers.get("retry-after"), "4");
 
     body.next("chunk 1\n");

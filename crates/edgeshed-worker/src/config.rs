@@ -118,8 +118,12 @@ pub struct Budget {
     /// The `env` binding of the `EdgeshedBudget` namespace (default
     /// [`DEFAULT_BUDGET_BINDING`]).
     pub binding: String,
-    /// The fleet-wide limit.
+    /// The fleet-wide limit; with [`adaptive`](Self::adaptive), where the
+    /// adaptive limit starts.
     pub max_in_flight: u32,
+    /// `adaptive`: the algorithm the object runs over the holders' samples
+    /// to move the fleet limit (`None`: fixed).
+    pub adaptive: Option<Adaptive>,
     /// How long a lease lasts unless renewed (default
     /// [`DEFAULT_LEASE_TTL_MS`]); should exceed the origin's `timeoutMs`.
     pub lease_ttl_ms: u64,

@@ -83,8 +83,18 @@ pub struct ScopeMetrics<'a> {
     pub admission_wait: &'a Histogram,
     /// Time the origin took to answer (origins only).
     pub origin_duration: Option<&'a Histogram>,
-    /// Permits leased from the fleet budget (budgeted origins only).
-    pub leased: Option<u32>,
+    /// The fleet budget's share of this scope (budgeted origins only).
+    pub budget: Option<BudgetStats>,
+}
+
+/// What a budgeted origin's stats add: `leased` and `budgetShed`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BudgetStats {
+    /// Permits this isolate holds under its lease.
+    pub leased: u32,
+    /// Requests refused because the fleet had no permit for them (503,
+    /// reason `budget`).
+    pub shed: u64,
 }
 
 fn stats_json(stats: &Stats) -> String {
@@ -102,9 +112,12 @@ pub fn render_stats_json(scopes: &[ScopeMetrics<'_>]) -> String {
         match scope.scope.strip_prefix("origin:") {
             Some(name) => {
                 let mut stats = stats_json(&scope.stats);
-                if let Some(leased) = scope.leased {
+                if let Some(budget) = scope.budget {
                     stats.pop();
-                    stats.push_str(&format!(",\"leased\":{leased}}}"));
+                    stats.push_str(&format!(
+                        ",\"leased\":{},\"budgetShed\":{}}}",
+                        budget.leased, budget.shed
+                    ));
                 }
                 origins.push(format!("\"{name}\":{stats}"));
             }

@@ -27,6 +27,7 @@ fn the_contract_example_means_what_it_says() {
         Some(Budget {
             binding: "EDGESHED_BUDGET".into(),
             max_in_flight: 12,
+            adaptive: None,
             lease_ttl_ms: 5000,
             unavailable: Unavailable::Shed,
         })
@@ -56,7 +57,7 @@ fn every_budget_error_is_reported_at_once_naming_its_key() {
     .unwrap_err();
     let expected = [
         "origins.users.maxInflight is not a known key",
-        "origins.users.budget.maxInflight is not a known key (expected one of: binding, maxInFlight, leaseTtlMs, unavailable)",
+        "origins.users.budget.maxInflight is not a known key (expected one of: binding, maxInFlight, adaptive, leaseTtlMs, unavailable)",
         "origins.users.budget.binding must be a binding name",
         "origins.users.budget.maxInFlight is required",
         "origins.users.budget.leaseTtlMs must be an integer from 100 to 3600000 (milliseconds), got 50",
@@ -79,4 +80,63 @@ fn every_budget_error_is_reported_at_once_naming_its_key() {
         "{:#?}",
         error.errors()
     );
+}
+
+#[test]
+fn an_adaptive_fleet_limit_replaces_max_in_flight() {
+    let config = read(&origin_with(
+        r#"{"adaptive": {"algorithm": "gradient2", "initialLimit": 8, "minLimit": 1, "maxLimit": 256}}"#,
+    ))
+    .unwrap();
+    let budget = config.origins[0].budget.clone().unwrap();
+    let adaptive = budget.adaptive.unwrap();
+    assert_eq!(adaptive.algorithm, "gradient2");
+    assert_eq!(
+        (
+            adaptive.bounds.initial(),
+            adaptive.bounds.min(),
+            adaptive.bounds.max()
+        ),
+        (8, 1, 256)
+    );
+    assert_eq!(
+        budget.max_in_flight, 8,
+        "the fleet limit starts at initialLimit"
+    );
+}
+
+#[test]
+fn a_budget_needs_exactly_one_of_max_in_flight_and_adaptive() {
+    let both = read(&origin_with(
+        r#"{"maxInFlight": 8, "adaptive": {"algorithm": "vegas"}}"#,
+    ))
+    .unwrap_err();
+    assert_eq!(both.errors().len(), 1, "{:#?}", both.errors());
+    assert!(
+        both.errors()[0]
+            .starts_with("origins.users.budget: maxInFlight and adaptive are both given"),
+        "{:#?}",
+        both.errors()
+    );
+    let neither = read(&origin_with(r#"{"leaseTtlMs": 1000}"#)).unwrap_err();
+    assert!(
+        neither.errors()[0].starts_with("origins.users.budget.maxInFlight is required"),
+        "{:#?}",
+        neither.errors()
+    );
+    assert!(neither.errors()[0].contains("origins.users.budget.adaptive"));
+    let wrong = read(&origin_with(
+        r#"{"adaptive": {"algorithm": "gradient", "minLimit": 4, "maxLimit": 2}}"#,
+    ))
+    .unwrap_err();
+    for part in [
+        "origins.users.budget.adaptive.algorithm must be one of \"aimd\", \"gradient2\", \"vegas\", got \"gradient\"",
+        "origins.users.budget.adaptive.maxLimit must be at least origins.users.budget.adaptive.minLimit (4), got 2",
+    ] {
+        assert!(
+            wrong.errors().iter().any(|e| e.starts_with(part)),
+            "{part} in {:#?}",
+            wrong.errors()
+        );
+    }
 }

@@ -3,23 +3,17 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
+#[path = "support/holder_kit.rs"]
+mod kit;
+
+use kit::{grant, w, TTL};
+
 use edgeshed_worker::budget::{
     effective_limit, Grant, HolderConfig, LeaseHolder, LeaseRequest, LeaseTable, Unavailable,
 };
 
-const TTL: u64 = 5_000;
-
 fn holder(local: u32, mode: Unavailable) -> LeaseHolder {
     LeaseHolder::new(HolderConfig::new(local, TTL, mode))
-}
-
-fn grant(permits: u32) -> Grant {
-    Grant {
-        permits,
-        ttl_ms: TTL,
-        renew_ms: TTL / 4 * 3,
-        learning: false,
-    }
 }
 
 #[test]
@@ -52,18 +46,11 @@ fn asks_on_first_demand_capped_at_the_local_limit() {
     let mut h = holder(6, Unavailable::Local);
     assert_eq!(h.effective_limit(0), 0);
     assert!(!h.try_admit(0));
-    assert_eq!(h.poll(0, 0), None, "no demand, no call");
-    let req = h.poll(0, 20).unwrap();
-    assert_eq!(
-        req,
-        LeaseRequest {
-            held: 0,
-            in_use: 0,
-            wanted: 6
-        }
-    );
+    assert_eq!(h.poll(0, w(0)), None, "no demand, no call");
+    let req = h.poll(0, w(20)).unwrap();
+    assert_eq!(req, LeaseRequest::new(0, 0, 6).waiting(TTL / 10));
     assert!(h.pending());
-    assert_eq!(h.poll(1, 20), None, "one call at a time");
+    assert_eq!(h.poll(1, w(20)), None, "one call at a time");
     h.on_grant(1, grant(4));
     assert_eq!(h.effective_limit(1), 4);
     assert!((0..4).all(|_| h.try_admit(1)));
@@ -74,7 +61,7 @@ fn asks_on_first_demand_capped_at_the_local_limit() {
 #[test]
 fn the_lease_counts_from_when_the_call_was_sent() {
     let mut h = holder(6, Unavailable::Local);
-    h.poll(1_000, 3).unwrap();
+    h.poll(1_000, w(3)).unwrap();
     // the answer arrives 400 ms later; the lease still ends at 1_000 + TTL
     h.on_grant(1_400, grant(3));
     assert_eq!(h.expires_at(), 1_000 + TTL);
@@ -86,21 +73,14 @@ fn the_lease_counts_from_when_the_call_was_sent() {
 #[test]
 fn renews_at_three_quarters_of_the_ttl_while_in_use() {
     let mut h = holder(6, Unavailable::Local);
-    h.poll(0, 2).unwrap();
+    h.poll(0, w(2)).unwrap();
     h.on_grant(0, grant(2));
     assert!(h.try_admit(10));
     for t in (10..3_750).step_by(10) {
-        assert_eq!(h.poll(t, 1), None, "no call before 75 % ({t})");
+        assert_eq!(h.poll(t, w(1)), None, "no call before 75 % ({t})");
     }
-    let renewal = h.poll(3_750, 1).unwrap();
-    assert_eq!(
-        renewal,
-        LeaseRequest {
-            held: 2,
-            in_use: 1,
-            wanted: 2
-        }
-    );
+    let renewal = h.poll(3_750, w(1)).unwrap();
+    assert_eq!(renewal, LeaseRequest::new(2, 1, 2));
     // while the renewal is under way only the permits in use count
     assert_eq!(h.held(3_751), 1);
     h.on_grant(3_751, grant(2));
@@ -109,29 +89,52 @@ fn renews_at_three_quarters_of_the_ttl_while_in_use() {
 }
 
 #[test]
-fn a_capped_holder_waits_for_its_renewal_instead_of_asking_again() {
+fn a_holder_left_short_asks_again_when_it_can_get_more() {
+    // it got some: it asks again at once for the rest
     let mut h = holder(6, Unavailable::Local);
-    h.poll(0, 6).unwrap();
-    h.on_grant(0, grant(4));
-    for t in (1..3_750).step_by(7) {
-        assert_eq!(h.poll(t, 6), None, "{t}");
+    h.poll(0, w(6)).unwrap();
+    h.on_grant(10, grant(4));
+    assert_eq!(
+        h.poll(10, w(6)),
+        None,
+        "its requests take the 4 permits first"
+    );
+    assert!((0..4).all(|_| h.try_admit(10)));
+    let again = h.poll(10, w(2)).unwrap();
+    assert_eq!((again.held, again.in_use, again.wanted), (4, 4, 6));
+    // answered at once with nothing more (it has its fair share): not
+    // before its renewal...
+    h.on_grant(12, grant(4));
+    for t in (12..TTL / 4 * 3).step_by(97) {
+        assert_eq!(h.poll(t, w(2)), None, "{t}");
     }
-    // demand beyond what it asked for is a reason to ask early
-    let mut g = holder(8, Unavailable::Local);
-    g.poll(0, 4).unwrap();
-    g.on_grant(0, grant(4));
-    assert_eq!(g.poll(499, 8), None, "not within retry_ms");
-    assert_eq!(g.poll(500, 8).unwrap().wanted, 8);
+    assert_eq!(h.next_poll_at(100, w(2)), Some(TTL / 4 * 3 + 10));
+    // ...unless its watch hears that permits are free
+    h.watch(200).unwrap();
+    h.on_notice(300, true);
+    assert!(h.poll(301, w(2)).is_some());
+    // the table kept its ask for its whole wait: again at once
+    let mut g = holder(6, Unavailable::Local);
+    let ask = g.poll(0, w(2)).unwrap();
+    assert_eq!(ask.wait_ms, TTL / 10);
+    g.on_grant(TTL / 10, grant(0));
+    assert!(g.poll(TTL / 10, w(2)).is_some());
+    // an ask the table met: demand beyond it asks at once (a request waits)
+    let mut m = holder(8, Unavailable::Local);
+    m.poll(0, w(4)).unwrap();
+    m.on_grant(0, grant(4));
+    assert!((0..4).all(|_| m.try_admit(0)));
+    assert_eq!(m.poll(1, w(4)).unwrap().wanted, 8);
 }
 
 #[test]
 fn a_lost_answer_keeps_only_the_permits_in_use() {
     let mut h = holder(6, Unavailable::Shed);
-    h.poll(0, 6).unwrap();
+    h.poll(0, w(6)).unwrap();
     h.on_grant(0, grant(6));
     assert!(h.try_admit(1) && h.try_admit(1));
     // the renewal reaches the table (which may shrink to 2) but its answer is lost
-    let renewal = h.poll(3_750, 0).unwrap();
+    let renewal = h.poll(3_750, w(0)).unwrap();
     assert_eq!(renewal.in_use, 2);
     h.on_failure();
     assert!(!h.reachable());
@@ -148,8 +151,8 @@ fn a_lost_answer_keeps_only_the_permits_in_use() {
         "shed: nothing once the lease expired"
     );
     // it retries after retry_ms, and an answer makes it reachable again
-    assert_eq!(h.poll(4_249, 0), None);
-    h.poll(4_250, 0).unwrap();
+    assert_eq!(h.poll(4_249, w(0)), None);
+    h.poll(4_250, w(0)).unwrap();
     h.on_grant(4_250, grant(2));
     assert!(h.reachable());
     assert_eq!(h.effective_limit(4_300), 2);
@@ -158,7 +161,7 @@ fn a_lost_answer_keeps_only_the_permits_in_use() {
 #[test]
 fn local_fallback_keeps_the_local_limit_while_the_table_is_down() {
     let mut h = holder(6, Unavailable::Local);
-    h.poll(0, 3).unwrap();
+    h.poll(0, w(3)).unwrap();
     h.on_failure();
     assert_eq!(h.effective_limit(1), 6);
     assert!((0..6).all(|_| h.try_admit(1)));
@@ -180,7 +183,7 @@ fn last_leased(idle_at: u64) -> u64 {
         }
         let busy = t < idle_at;
         let queued = u32::from(busy);
-        if let Some(req) = h.poll(t, queued) {
+        if let Some(req) = h.poll(t, w(queued)) {
             let g = table.request("a", req, t);
             h.on_grant(t, g);
         }
@@ -215,21 +218,25 @@ fn a_learning_grant_for_a_lease_that_expired_meanwhile_is_not_used() {
         ttl_ms: TTL,
         renew_ms: TTL / 4 * 3,
         learning: true,
+        contended: false,
+        epoch: 0,
     };
     let mut h = holder(6, Unavailable::Local);
-    h.poll(0, 3).unwrap();
+    h.poll(0, w(3)).unwrap();
     h.on_grant(0, grant(3));
+    assert!((0..3).all(|_| h.try_admit(0)));
     // it asks for more; a restarted table re-registers the 3 it reports,
     // but the answer only comes back once the reported lease had expired
-    assert_eq!(h.poll(500, 6).unwrap().held, 3);
+    assert_eq!(h.poll(500, w(3)).unwrap().held, 3);
     h.on_grant(TTL, learning(3));
     assert_eq!(h.held(TTL), 0);
-    assert_eq!(h.poll(TTL, 6).unwrap().held, 0, "it asks again at once");
+    assert_eq!(h.poll(TTL, w(6)).unwrap().held, 0, "it asks again at once");
     // in time, the re-registered lease is used
     let mut g = holder(6, Unavailable::Local);
-    g.poll(0, 3).unwrap();
+    g.poll(0, w(3)).unwrap();
     g.on_grant(0, grant(3));
-    g.poll(500, 6).unwrap();
+    assert!((0..3).all(|_| g.try_admit(0)));
+    g.poll(500, w(3)).unwrap();
     g.on_grant(TTL - 1, learning(3));
     assert_eq!(g.held(TTL - 1), 3);
     assert_eq!(g.expires_at(), 500 + TTL);
@@ -240,22 +247,22 @@ fn a_new_need_right_after_giving_everything_back_asks_at_once() {
     let ttl = 1_000;
     let mut holder = LeaseHolder::new(HolderConfig::new(4, ttl, Unavailable::Local));
     let mut table = LeaseTable::new(8, ttl, 0);
-    let first = holder.poll(ttl, 1).unwrap();
+    let first = holder.poll(ttl, w(1)).unwrap();
     holder.on_grant(ttl, table.request("a", first, ttl));
     assert!(holder.try_admit(ttl));
     holder.finish(ttl + 10);
     // idle at the renewal: it gives everything back
     let at = ttl + 800;
-    let release = holder.poll(at, 0).unwrap();
+    let release = holder.poll(at, w(0)).unwrap();
     assert_eq!(release.wanted, 0);
     holder.on_grant(at, table.request("a", release, at));
     assert_eq!(holder.held(at), 0);
     // a request 1 ms later must not wait out the retry interval (nor be shed)
-    let ask = holder.poll(at + 1, 1);
+    let ask = holder.poll(at + 1, w(1));
     assert!(ask.is_some(), "asks at once");
     let ask = ask.unwrap();
     assert!(ask.wanted >= 1);
     // while a failure still waits out the interval
     holder.on_failure();
-    assert!(holder.poll(at + 2, 1).is_none());
+    assert!(holder.poll(at + 2, w(1)).is_none());
 }

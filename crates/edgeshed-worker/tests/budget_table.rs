@@ -8,11 +8,7 @@ use edgeshed_worker::budget::{fair_share, FleetView, LeaseRequest, LeaseTable};
 const TTL: u64 = 5_000;
 
 fn ask(held: u32, in_use: u32, wanted: u32) -> LeaseRequest {
-    LeaseRequest {
-        held,
-        in_use,
-        wanted,
-    }
+    LeaseRequest::new(held, in_use, wanted)
 }
 
 /// A table past its learning period (started at 0, used from `TTL` on).

@@ -3,13 +3,16 @@
 use std::collections::BTreeMap;
 
 use super::fair::fair_share;
+use super::park::{Parked, Watch};
 use super::types::{FleetView, Grant, LeaseRequest};
 
 /// One holder's entry: its lease and its last reported demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Lease {
-    permits: u32,
+pub(super) struct Lease {
+    pub(super) permits: u32,
     wanted: u32,
+    /// The calls it reported in flight at its last call.
+    pub(super) in_use: u32,
     expires_at: u64,
     /// When the table told the holder to call again.
     renew_at: u64,
@@ -22,10 +25,17 @@ struct Lease {
 /// unexpired leases never exceeds the limit.
 #[derive(Debug, Clone)]
 pub struct LeaseTable {
-    limit: u32,
+    pub(super) limit: u32,
     ttl_ms: u64,
     learning_until: u64,
-    leases: BTreeMap<String, Lease>,
+    pub(super) leases: BTreeMap<String, Lease>,
+    /// Asks the table holds until it can grant more (see `park.rs`), in
+    /// the order they came.
+    pub(super) parked: Vec<Parked>,
+    /// Holders waiting to hear that the budget became contended.
+    pub(super) watches: Vec<Watch>,
+    /// The adaptive fleet limit that moves `limit`, if any (`adaptive.rs`).
+    pub(super) fleet: Option<super::FleetLimit>,
 }
 
 impl LeaseTable {
@@ -39,6 +49,9 @@ impl LeaseTable {
             ttl_ms,
             learning_until: now.saturating_add(ttl_ms),
             leases: BTreeMap::new(),
+            parked: Vec::new(),
+            watches: Vec::new(),
+            fleet: None,
         }
     }
 
@@ -81,6 +94,7 @@ impl LeaseTable {
     /// forgotten.
     pub fn request(&mut self, holder: &str, req: LeaseRequest, now: u64) -> Grant {
         self.expire(now);
+        self.learn(holder, &req, now);
         let learning = self.learning(now);
         let current = self.leases.get(holder).map_or(0, |lease| lease.permits);
         let others = self.leased().saturating_sub(current);
@@ -104,6 +118,7 @@ impl LeaseTable {
             let lease = Lease {
                 permits,
                 wanted: req.wanted,
+                in_use: req.in_use,
                 expires_at,
                 renew_at: now.saturating_add(renew_ms),
             };
@@ -114,11 +129,22 @@ impl LeaseTable {
             ttl_ms: self.ttl_ms,
             renew_ms,
             learning,
+            contended: self.contended(),
+            epoch: self.fleet.as_ref().map_or(0, super::FleetLimit::epoch),
         }
     }
 
     /// When the holder should call again (see [`Grant::renew_ms`]).
     fn renew_in(&self, holder: &str, usable: u32, permits: u32, target: u32, now: u64) -> u64 {
+        let when = self.renew_rule(holder, usable, permits, target, now);
+        // An adaptive limit learns from the reports renewals carry.
+        match self.fleet {
+            Some(_) => when.min(self.report_ms()),
+            None => when,
+        }
+    }
+
+    fn renew_rule(&self, holder: &str, usable: u32, permits: u32, target: u32, now: u64) -> u64 {
         let ttl = self.ttl_ms;
         if permits > usable {
             // trimmed: its calls above `usable` finish soon
@@ -148,17 +174,29 @@ impl LeaseTable {
     }
 
     /// The requester's max-min fair share, given every other holder's last
-    /// reported demand and its own new one.
-    fn fair_target(&self, holder: &str, wanted: u32) -> u32 {
-        let mut demands: Vec<u32> = self
-            .leases
-            .iter()
-            .filter(|(id, _)| id.as_str() != holder)
-            .map(|(_, lease)| lease.wanted.max(lease.permits))
+    /// reported demand and its own new one. Ties go to the requester: among
+    /// equal demands the table cannot serve all of, whoever asks gets the
+    /// permits nobody holds, so a free permit never waits for a holder that
+    /// does not ask (holders keep theirs until they give them back).
+    pub(super) fn fair_target(&self, holder: &str, wanted: u32) -> u32 {
+        let demands: Vec<u32> = core::iter::once(wanted)
+            .chain(
+                self.leases
+                    .iter()
+                    .filter(|(id, _)| id.as_str() != holder)
+                    .map(|(_, lease)| lease.wanted.max(lease.permits)),
+            )
             .collect();
-        let index = demands.len();
-        demands.push(wanted);
-        fair_share(self.limit, &demands, index)
+        fair_share(self.limit, &demands, 0)
+    }
+
+    /// Whether the budget is contended: a holder waits for permits (an ask
+    /// short of its fair share is kept). Holders then give back at once what
+    /// they do not use (see [`Grant::contended`]); while nobody waits, they
+    /// keep their leases to their renewal, and a permit is not moved (two
+    /// calls to the object) for every dip of their demand.
+    pub fn contended(&self) -> bool {
+        !self.parked.is_empty()
     }
 
     /// Drops every lease whose expiry is at or before `now` and returns the
@@ -186,6 +224,13 @@ impl LeaseTable {
     /// The permits leased to `holder`, or 0.
     pub fn leased_to(&self, holder: &str) -> u32 {
         self.leases.get(holder).map_or(0, |lease| lease.permits)
+    }
+
+    /// How many more permits than it holds `holder` last asked for.
+    pub(super) fn unmet(&self, holder: &str) -> u32 {
+        self.leases
+            .get(holder)
+            .map_or(0, |lease| lease.wanted.saturating_sub(lease.permits))
     }
 
     /// The leases per holder with at least one permit, by holder id.

@@ -2,9 +2,11 @@
 
 use serde::Serialize;
 
-/// What a holder sends to the table: one message grants, renews and
-/// releases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+use edgeshed::limit::adaptive::WindowSummary;
+
+/// What a holder sends to the table: one message grants, renews, grows,
+/// shrinks and releases.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LeaseRequest {
     /// Permits the holder believes it holds under an unexpired lease. The
     /// table trusts this only in learning mode, to re-register leases
@@ -18,6 +20,37 @@ pub struct LeaseRequest {
     /// Permits the holder wants in total for the next TTL; `0` releases the
     /// lease.
     pub wanted: u32,
+    /// How long the table may hold the request when it cannot grant all of
+    /// `wanted` now (ms): it answers as soon as permits come back (another
+    /// holder gives some back, a lease expires, the limit grows), or when
+    /// this time is up. `0`: answer at once.
+    pub wait_ms: u64,
+    /// The calls the holder started in epoch `epoch` and finished since its
+    /// last report: what an adaptive fleet limit learns from (empty for a
+    /// fixed one).
+    pub report: WindowSummary,
+    /// The epoch (number of the fleet limit) its reported calls started in.
+    pub epoch: u64,
+}
+
+impl LeaseRequest {
+    /// A request that is answered at once, with no samples.
+    pub fn new(held: u32, in_use: u32, wanted: u32) -> Self {
+        Self {
+            held,
+            in_use,
+            wanted,
+            wait_ms: 0,
+            report: WindowSummary::default(),
+            epoch: 0,
+        }
+    }
+
+    /// The same request, allowed to wait `wait_ms` at the table.
+    pub fn waiting(mut self, wait_ms: u64) -> Self {
+        self.wait_ms = wait_ms;
+        self
+    }
 }
 
 /// The table's answer: the holder's whole lease after the request.
@@ -33,16 +66,47 @@ pub struct Grant {
     /// more than its fair share, or more than half the limit, which a
     /// holder that has not asked yet may need); and for a holder that got
     /// less than its fair share, the earliest time permits can free (another
-    /// holder's renewal or expiry), so it waits instead of polling.
+    /// holder's renewal or expiry).
     pub renew_ms: u64,
     /// Whether the table is in learning mode (it grants nothing new).
     pub learning: bool,
+    /// Whether the budget is contended ([`LeaseTable::contended`]): the
+    /// holder then gives back permits it has not needed for `linger_ms`
+    /// without waiting for its renewal.
+    ///
+    /// [`LeaseTable::contended`]: super::LeaseTable::contended
+    pub contended: bool,
+    /// The epoch of the fleet limit (an adaptive one counts its windows;
+    /// a fixed one stays 0): the holder tags the calls it starts with it.
+    pub epoch: u64,
+}
+
+/// A holder's watch: a call the table keeps until the budget becomes
+/// contended (or stops being so), so a holder whose permits others need
+/// hears it at once, without polling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchRequest {
+    /// Whether the holder believes the budget contended now (the table
+    /// answers when that is no longer true).
+    pub contended: bool,
+    /// How long the table may keep it (ms): until the holder's renewal.
+    pub wait_ms: u64,
+}
+
+/// What the table answers to kept asks and watches
+/// ([`LeaseTable::answer_parked`](super::LeaseTable::answer_parked)), per holder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// The answer to a kept ask: the holder's whole lease.
+    Lease(String, Grant),
+    /// The answer to a watch: whether the budget is contended now.
+    Notice(String, bool),
 }
 
 /// The fleet view of one origin, as `GET /__edgeshed/budget` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct FleetView {
-    /// The fleet limit (`budget.maxInFlight`).
+    /// The fleet limit (`budget.maxInFlight`, or the adaptive limit now).
     pub limit: u32,
     /// Permits out under unexpired leases.
     pub leased: u32,

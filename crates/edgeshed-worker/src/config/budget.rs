@@ -28,6 +28,7 @@ impl super::de::Range for LeaseMillis {
 pub(super) struct RawBudget {
     pub(super) binding: Option<Text>,
     pub(super) max_in_flight: Option<Int<Positive>>,
+    pub(super) adaptive: Option<Section<super::adaptive::RawAdaptive>>,
     pub(super) lease_ttl_ms: Option<Int<LeaseMillis>>,
     pub(super) unavailable: Option<Text>,
 }
@@ -58,12 +59,31 @@ pub(super) fn budget(
         Field::Invalid => None,
     };
     let max_path = join(&path, "maxInFlight");
-    let max_in_flight = match report.int(&raw.max_in_flight, &max_path) {
-        Field::Absent => {
-            report.add(format!("{max_path} is required (the fleet-wide limit)"));
+    let fixed = report.int(&raw.max_in_flight, &max_path);
+    let adaptive = match &raw.adaptive {
+        Some(section) => {
+            super::adaptive::adaptive(report, &join(&path, "adaptive"), section).map(Some)
+        }
+        None => Some(None),
+    };
+    // Exactly one of a fixed fleet limit and an adaptive one.
+    let max_in_flight = match (fixed, &raw.adaptive) {
+        (Field::Absent, None) => {
+            report.add(format!(
+                "{max_path} is required (the fleet-wide limit), or {path}.adaptive for a fleet                  limit the object learns"
+            ));
             None
         }
-        other => other.or(0),
+        (Field::Absent, Some(_)) => adaptive
+            .flatten()
+            .map(|adaptive| adaptive.bounds.initial() as u64),
+        (Field::Valid(_) | Field::Invalid, Some(_)) => {
+            report.add(format!(
+                "{path}: maxInFlight and adaptive are both given (choose one: a fixed fleet                  limit, or an adaptive one)"
+            ));
+            None
+        }
+        (other, None) => other.or(0),
     };
     let ttl = report.int(&raw.lease_ttl_ms, &join(&path, "leaseTtlMs"));
     let unavailable_path = join(&path, "unavailable");
@@ -83,6 +103,7 @@ pub(super) fn budget(
     Some(Some(Budget {
         binding: binding?,
         max_in_flight: u32::try_from(max_in_flight?).ok()?,
+        adaptive: adaptive?,
         lease_ttl_ms: ttl.or(DEFAULT_LEASE_TTL_MS)?,
         unavailable: unavailable?,
     }))

@@ -1,33 +1,25 @@
 //! The fleet budget in the isolate: one [`OriginBudget`] per budgeted
 //! origin drives a [`LeaseHolder`] against the origin's `EdgeshedBudget`
-//! Durable Object, and gates admissions after the origin's local limiter.
+//! Durable Object, and gates admissions after the origin's local limiter
+//! (`budget_admit.rs`).
 //!
 //! - A call is admitted when the holder's effective limit allows it
 //!   (min(local limit, permits leased), or the `unavailable` fallback).
-//! - Otherwise the request asks for a lease (one call in flight per origin,
-//!   shared by every request that waits) and waits for its answer, bounded
-//!   by the request's deadline and the origin's `timeoutMs`; it is shed
-//!   (503) only when no call is under way or allowed and the lease has no
-//!   room: the fleet has no permit to give.
-//! - Renewals and returns are started by admissions, completions and a
-//!   tick every tenth of the TTL while the holder is busy or holds permits
-//!   ([`LeaseHolder::poll`] decides; see `budget_calls.rs`). Each call runs
-//!   under `ctx.waitUntil` and reports back through a callback, so no
-//!   request waits for it unless it needs its answer.
+//! - Otherwise the request waits, at most the holder's patience (TTL / 10)
+//!   and never past its deadline or the origin's `timeoutMs`, while the
+//!   holder asks for what it needs; the object keeps that ask and answers it
+//!   as soon as permits come back. A request still without a permit then is
+//!   refused: 503 with `"reason":"budget"`, counted in `budgetShed`.
+//! - The holder's calls (asks, renewals, give-backs, its watch) are started
+//!   by admissions, completions, answers and a timer at the holder's next
+//!   due time ([`LeaseHolder::next_poll_at`]; see `budget_calls.rs`). Each
+//!   runs under `ctx.waitUntil` and reports back through a callback.
 
 use super::budget_calls::now_ms;
-use super::origin_call::Failure;
-use crate::budget::{HolderConfig, LeaseHolder, Unavailable};
+use crate::budget::{HolderConfig, LeaseHolder};
 use crate::config::{Budget, Config, ConfigError};
 use core::cell::{Cell, RefCell};
-use core::future::Future;
-use core::pin::Pin;
-use core::task::{Context, Poll, Waker};
-use edgeshed::time::{Clock, Instant};
-use edgeshed_wasm::race::or_never;
-use edgeshed_wasm::task::RemoteWake;
-use edgeshed_wasm::JsClock;
-use futures_util::future::{select, Either};
+use core::task::Waker;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -51,8 +43,11 @@ pub(crate) struct BudgetCounters {
     /// Requests decided by the `unavailable` fallback (admitted on the local
     /// limit, or shed).
     pub(crate) fallbacks: u64,
-    /// Requests shed because the fleet had no permit to give.
+    /// Requests refused because the fleet had no permit for them while they
+    /// could wait (503, reason `budget`).
     pub(crate) shed: u64,
+    /// Watches opened (calls the object keeps until others need permits).
+    pub(crate) watches: u64,
 }
 
 /// One budgeted origin in this isolate.
@@ -62,13 +57,17 @@ pub(crate) struct OriginBudget {
     pub(crate) namespace: JsValue,
     pub(crate) config: Budget,
     pub(super) holder: RefCell<LeaseHolder>,
-    pub(super) local_limit: u32,
-    pub(super) waiting: Cell<u32>,
+    /// Requests waiting for a permit, and the latest time any of them waits
+    /// until (ms; reset when none waits).
+    pub(super) waiting: Cell<(u32, u64)>,
+    /// Bumped by every answer and every call that ends: waiters look again.
     pub(super) generation: Cell<u64>,
     pub(super) wakers: RefCell<Vec<Waker>>,
-    /// The number of the call under way (answers of older ones are ignored)
-    /// and when it was sent.
-    pub(super) call: Cell<(u64, u64)>,
+    /// The number of the lease call under way (answers of older ones are
+    /// ignored), when it was sent, and how long the object may keep it.
+    pub(super) call: Cell<(u64, u64, u64)>,
+    /// The number of the watch open (answers of older ones are ignored).
+    pub(super) watch: Cell<u64>,
     /// When the renewal timer is due, if one is armed.
     pub(super) timer: Cell<Option<u64>>,
     pub(crate) counters: Cell<BudgetCounters>,
@@ -97,17 +96,15 @@ pub(crate) fn budgets(
             ));
             continue;
         }
-        if let Some(timeout) = origin.timeout {
-            if budget.lease_ttl_ms <= timeout.as_millis() as u64 {
-                log_warning(&format!(
-                    "edgeshed: origins.{0}.budget.leaseTtlMs ({1}) should exceed origins.{0}.timeoutMs ({2}): \
-                     a call that outlives its isolate's lease (if the isolate dies) may then overlap \
-                     with the permit re-granted to another isolate",
-                    origin.name,
-                    budget.lease_ttl_ms,
-                    timeout.as_millis()
-                ));
-            }
+        let timeout_ms = origin.timeout.map_or(0, |t| t.as_millis() as u64);
+        if budget.lease_ttl_ms < 2 * timeout_ms {
+            log_warning(&format!(
+                "edgeshed: origins.{0}.budget.leaseTtlMs ({1}) should be at least twice \
+                 origins.{0}.timeoutMs ({2}): an isolate admits no call that could outlive its \
+                 lease, and only calls of up to half the TTL are sure to end before the permits of \
+                 an isolate that died are granted again",
+                origin.name, budget.lease_ttl_ms, timeout_ms
+            ));
         }
         // The most this isolate may ever ask for: its fixed limit, or the
         // adaptive limit's maximum (the local limiter, admitted first, keeps
@@ -117,17 +114,18 @@ pub(crate) fn budgets(
             .as_ref()
             .map_or(origin.limit.max_in_flight, |adaptive| adaptive.bounds.max());
         let local_limit = u32::try_from(local_max).unwrap_or(u32::MAX);
-        let holder = HolderConfig::new(local_limit, budget.lease_ttl_ms, budget.unavailable);
+        let holder = HolderConfig::new(local_limit, budget.lease_ttl_ms, budget.unavailable)
+            .calls_last(timeout_ms, budget.lease_ttl_ms);
         budgets.push(Some(Rc::new(OriginBudget {
             name: origin.name.clone(),
             namespace,
             config: budget.clone(),
             holder: RefCell::new(LeaseHolder::new(holder)),
-            local_limit,
-            waiting: Cell::new(0),
+            waiting: Cell::new((0, 0)),
             generation: Cell::new(0),
             wakers: RefCell::new(Vec::new()),
-            call: Cell::new((0, 0)),
+            call: Cell::new((0, 0, 0)),
+            watch: Cell::new(0),
             timer: Cell::new(None),
             counters: Cell::new(BudgetCounters::default()),
         })));
@@ -141,44 +139,16 @@ pub(crate) fn budgets(
 
 /// A budget permit: the call counts against the lease until dropped.
 pub(crate) struct BudgetPermit {
-    budget: Rc<OriginBudget>,
-    ctx: JsValue,
+    pub(super) budget: Rc<OriginBudget>,
+    pub(super) ctx: JsValue,
 }
 
 impl Drop for BudgetPermit {
     fn drop(&mut self) {
         self.budget.holder.borrow_mut().finish(now_ms());
+        // a request waiting for a permit may take this one
+        self.budget.changed();
         self.budget.kick(&self.ctx);
-    }
-}
-
-/// Counts a request as waiting for the budget while it lives.
-struct Waiting<'a>(&'a OriginBudget);
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.waiting.set(self.0.waiting.get().saturating_sub(1));
-    }
-}
-
-/// Ready once the holder changed (a call answered) after `seen`.
-struct Changed<'a> {
-    budget: &'a OriginBudget,
-    seen: u64,
-}
-
-impl Future for Changed<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.budget.generation.get() != self.seen {
-            return Poll::Ready(());
-        }
-        let mut wakers = self.budget.wakers.borrow_mut();
-        if !wakers.iter().any(|known| known.will_wake(cx.waker())) {
-            wakers.push(cx.waker().clone());
-        }
-        Poll::Pending
     }
 }
 
@@ -194,60 +164,46 @@ impl OriginBudget {
         self.holder.borrow().held(now_ms())
     }
 
-    /// How long a call may take before it counts as failed.
+    /// What this isolate may use of the budget now: the permits it may
+    /// admit under (or the `unavailable` fallback), at most its local limit.
+    pub(crate) fn usable(&self) -> u32 {
+        self.holder.borrow().effective_limit(now_ms())
+    }
+
+    /// The budget's `adaptive` section as the object reads it (`{ algorithm,
+    /// initialLimit, minLimit, maxLimit }`), or `undefined` for a fixed
+    /// limit.
+    pub(crate) fn adaptive_js(&self) -> JsValue {
+        let Some(adaptive) = &self.config.adaptive else {
+            return JsValue::UNDEFINED;
+        };
+        let object = js_sys::Object::new();
+        let bounds = adaptive.bounds;
+        let fields: [(&str, JsValue); 4] = [
+            ("algorithm", JsValue::from_str(adaptive.algorithm)),
+            ("initialLimit", JsValue::from(bounds.initial() as f64)),
+            ("minLimit", JsValue::from(bounds.min() as f64)),
+            ("maxLimit", JsValue::from(bounds.max() as f64)),
+        ];
+        for (key, value) in fields {
+            // setting a plain property of a fresh object does not throw
+            let _ = js_sys::Reflect::set(&object, &JsValue::from_str(key), &value);
+        }
+        object.into()
+    }
+
+    /// How long a call may take before it counts as failed, beyond the time
+    /// the object may keep it.
     pub(super) fn call_timeout_ms(&self) -> u64 {
         (self.config.lease_ttl_ms / 2).max(50)
     }
 
-    /// Admits one call to the origin within `limit` (the earlier of the
-    /// request's deadline and the origin's timeout), asking for a lease if
-    /// needed.
-    pub(crate) async fn admit(
-        self: &Rc<Self>,
-        ctx: &JsValue,
-        limit: Option<(Instant, Failure)>,
-    ) -> Result<BudgetPermit, Failure> {
-        self.waiting.set(self.waiting.get().saturating_add(1));
-        let waiting = Waiting(self);
-        loop {
-            let admitted = {
-                let mut holder = self.holder.borrow_mut();
-                holder.try_admit(now_ms()).then(|| holder.reachable())
-            };
-            if let Some(reachable) = admitted {
-                drop(waiting);
-                if !reachable {
-                    self.count(|c| c.fallbacks += 1);
-                }
-                self.kick(ctx);
-                self.arm(ctx);
-                return Ok(BudgetPermit {
-                    budget: Rc::clone(self),
-                    ctx: ctx.clone(),
-                });
-            }
-            self.kick(ctx);
-            let (pending, reachable) = {
-                let holder = self.holder.borrow();
-                (holder.pending(), holder.reachable())
-            };
-            if !pending {
-                let fallback = !reachable && self.config.unavailable == Unavailable::Shed;
-                self.count(|c| {
-                    c.shed += 1;
-                    c.fallbacks += u64::from(fallback);
-                });
-                return Err(Failure::Overloaded);
-            }
-            let changed = Changed {
-                budget: self,
-                seen: self.generation.get(),
-            };
-            let timer = or_never(limit.map(|(at, _)| JsClock.sleep_until(at)));
-            let changed = core::pin::pin!(RemoteWake::new(changed));
-            if let Either::Right(_) = select(changed, timer).await {
-                return Err(limit.map_or(Failure::Timeout, |(_, why)| why));
-            }
+    /// Wakes the requests waiting for a permit: something changed.
+    pub(super) fn changed(&self) {
+        self.generation.set(self.generation.get().wrapping_add(1));
+        let wakers = core::mem::take(&mut *self.wakers.borrow_mut());
+        for waker in wakers {
+            waker.wake();
         }
     }
 }

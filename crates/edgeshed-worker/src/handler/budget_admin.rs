@@ -29,6 +29,7 @@ pub(crate) async fn fleet(gateway: &Gateway) -> Result<web_sys::Response, JsValu
         entry.push(&budget.namespace);
         entry.push(&JsValue::from(budget.config.max_in_flight));
         entry.push(&JsValue::from(budget.config.lease_ttl_ms as f64));
+        entry.push(&budget.adaptive_js());
         entries.push(&entry);
     }
     let views = Settled::new(fleet_views(&entries, VIEW_TIMEOUT_MS));
@@ -54,16 +55,21 @@ pub(crate) fn render_metrics(gateway: &Gateway, out: &mut String) {
         return;
     }
     type Family = (&'static str, &'static str, &'static str);
-    let families: [Family; 5] = [
+    let families: [Family; 6] = [
         (
             "edgeshed_budget_calls_total",
             "counter",
-            "Calls to the fleet budget's object.",
+            "Lease calls to the fleet budget's object.",
+        ),
+        (
+            "edgeshed_budget_watches_total",
+            "counter",
+            "Watches opened at the fleet budget's object (calls it keeps until others need permits).",
         ),
         (
             "edgeshed_budget_lease_failures_total",
             "counter",
-            "Calls to the fleet budget's object that failed or timed out.",
+            "Lease calls to the fleet budget's object that failed or timed out.",
         ),
         (
             "edgeshed_budget_fallbacks_total",
@@ -73,7 +79,7 @@ pub(crate) fn render_metrics(gateway: &Gateway, out: &mut String) {
         (
             "edgeshed_budget_shed_total",
             "counter",
-            "Requests shed because the fleet budget had no permit to give.",
+            "Requests refused because the fleet had no permit for them while they could wait (503, reason budget).",
         ),
         (
             "edgeshed_budget_leased",
@@ -88,9 +94,10 @@ pub(crate) fn render_metrics(gateway: &Gateway, out: &mut String) {
             let counters = budget.counters.get();
             let value = match index {
                 0 => counters.calls,
-                1 => counters.failures,
-                2 => counters.fallbacks,
-                3 => counters.shed,
+                1 => counters.watches,
+                2 => counters.failures,
+                3 => counters.fallbacks,
+                4 => counters.shed,
                 _ => u64::from(budget.leased()),
             };
             let _ = writeln!(out, "{name}{{origin=\"{}\"}} {value}", budget.name);

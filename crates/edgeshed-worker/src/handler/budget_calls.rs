@@ -1,8 +1,8 @@
-//! The fleet budget's calls to its Durable Object: starting a lease call
-//! when the holder wants one, its answer, and the holder's renewal tick.
+//! The fleet budget's calls to its Durable Object: a lease call or a watch
+//! when the holder wants one, their answers, and the holder's timer.
 
 use super::budget::OriginBudget;
-use crate::budget::Grant;
+use crate::budget::{Grant, Waiting};
 use core::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -12,19 +12,32 @@ extern "C" {
     /// A fresh random holder id.
     #[wasm_bindgen(js_name = newHolderId)]
     fn new_holder_id() -> String;
-    /// One lease call; `done(ok, permits, ttlMs, renewMs, learning)` is called once, later.
+    /// One lease call; `done(ok, [permits, ttlMs, renewMs, epoch],
+    /// learning, contended)` is called once, later. `numbers`: `[limit,
+    /// ttlMs, held, inUse, wanted, waitMs, timeoutMs, epoch]`, then the
+    /// report (see `budget_glue.js`); `adaptive`: the budget's `adaptive`
+    /// section, or `undefined`.
     #[wasm_bindgen(js_name = callLease)]
-    #[allow(clippy::too_many_arguments)]
     fn call_lease(
         namespace: &JsValue,
         name: &str,
         holder: &str,
-        limit: u32,
-        ttl_ms: f64,
-        held: u32,
-        in_use: u32,
-        wanted: u32,
-        timeout_ms: f64,
+        numbers: &[f64],
+        adaptive: &JsValue,
+        done: JsValue,
+        ctx: &JsValue,
+    );
+    /// One watch; `done(ok, contended)` is called once, later. `numbers`:
+    /// `[limit, ttlMs, waitMs, timeoutMs]`; `adaptive` as for `callLease`.
+    #[wasm_bindgen(js_name = callWatch)]
+    #[allow(clippy::too_many_arguments)]
+    fn call_watch(
+        namespace: &JsValue,
+        name: &str,
+        holder: &str,
+        contended: bool,
+        numbers: &[f64],
+        adaptive: &JsValue,
         done: JsValue,
         ctx: &JsValue,
     );
@@ -55,118 +68,191 @@ pub(super) fn now_ms() -> u64 {
 }
 
 impl OriginBudget {
-    /// Starts a call to the object if the holder wants one now.
+    /// The requests waiting for a permit, as the holder sees them.
+    fn waiting_now(&self) -> Waiting {
+        let (count, until) = self.waiting.get();
+        Waiting { count, until }
+    }
+
+    /// Starts a lease call or a watch if the holder wants one now, and
+    /// arms the timer for its next due time.
     pub(super) fn kick(self: &Rc<Self>, ctx: &JsValue) {
         let now = now_ms();
-        let (number, sent_at) = self.call.get();
-        let request = {
+        let waiting = self.waiting_now();
+        let (number, sent_at, wait_ms) = self.call.get();
+        let (request, watch) = {
             let mut holder = self.holder.borrow_mut();
-            if holder.pending() && now > sent_at.saturating_add(2 * self.call_timeout_ms()) {
+            let overdue = sent_at
+                .saturating_add(wait_ms)
+                .saturating_add(2 * self.call_timeout_ms());
+            if holder.pending() && now > overdue {
                 // Its callback never came (its request's context was torn
                 // down): count it as failed, and ignore it if it still comes.
                 holder.on_failure();
-                self.call.set((number.wrapping_add(1), sent_at));
+                self.call.set((number.wrapping_add(1), sent_at, wait_ms));
                 self.count(|c| c.failures += 1);
             }
-            let waiting = self.waiting.get();
-            // A request that finds no lease asks for the local limit: a
-            // burst reaching a cold isolate is served by one call.
-            let queued = if waiting > 0 && holder.held(now) == 0 {
-                waiting.max(self.local_limit)
-            } else {
-                waiting
-            };
-            holder.poll(now, queued)
+            match holder.poll(now, waiting) {
+                Some(request) => (Some(request), None),
+                None => (None, holder.watch(now)),
+            }
         };
-        let Some(request) = request else { return };
+        if let Some(request) = request {
+            self.send_lease(ctx, now, request);
+        } else if let Some(watch) = watch {
+            self.send_watch(ctx, watch);
+        }
+        self.arm(ctx);
+    }
+
+    fn send_lease(self: &Rc<Self>, ctx: &JsValue, now: u64, request: crate::budget::LeaseRequest) {
         let number = self.call.get().0.wrapping_add(1);
-        self.call.set((number, now));
+        self.call.set((number, now, request.wait_ms));
         self.count(|c| c.calls += 1);
         let budget = Rc::clone(self);
+        let context = ctx.clone();
         let done = Closure::once_into_js(
-            move |ok: bool, permits: f64, ttl: f64, renew: f64, learning: bool| {
-                budget.answered(number, ok, [permits, ttl, renew], learning);
+            move |ok: bool, numbers: Vec<f64>, learning: bool, contended: bool| {
+                let n = |i: usize| numbers.get(i).copied().unwrap_or(0.0);
+                let grant = ok.then(|| Grant {
+                    permits: n(0).clamp(0.0, f64::from(u32::MAX)) as u32,
+                    ttl_ms: n(1).clamp(0.0, 3_600_000.0) as u64,
+                    renew_ms: n(2).clamp(0.0, 3_600_000.0) as u64,
+                    learning,
+                    contended,
+                    epoch: n(3).max(0.0) as u64,
+                });
+                budget.answered(&context, number, grant);
             },
         );
+        let report = request.report;
+        let micros =
+            |rtt: Option<core::time::Duration>| rtt.map_or(0.0, |rtt| rtt.as_micros() as f64);
+        let numbers = [
+            f64::from(self.config.max_in_flight),
+            self.config.lease_ttl_ms as f64,
+            f64::from(request.held),
+            f64::from(request.in_use),
+            f64::from(request.wanted),
+            request.wait_ms as f64,
+            (request.wait_ms + self.call_timeout_ms()) as f64,
+            request.epoch as f64,
+            report.served() as f64,
+            report.dropped() as f64,
+            report.rtt_total().as_micros() as f64,
+            report.rtt_squares(),
+            micros(report.min_rtt()),
+            micros(report.max_rtt()),
+            report.max_in_flight() as f64,
+        ];
+        let adaptive = self.adaptive_js();
+        let holder = holder_id();
         call_lease(
             &self.namespace,
             &self.name,
-            &holder_id(),
-            self.config.max_in_flight,
-            self.config.lease_ttl_ms as f64,
-            request.held,
-            request.in_use,
-            request.wanted,
-            self.call_timeout_ms() as f64,
+            &holder,
+            &numbers,
+            &adaptive,
             done,
             ctx,
         );
     }
 
-    /// The holder's tick: every tenth of the TTL while it is busy or holds
-    /// permits, so it renews while its calls run (even with no new request)
-    /// and gives permits back once idle. A timer whose context was torn
-    /// down (it is overdue) is replaced by the next admission.
-    pub(super) fn arm(self: &Rc<Self>, ctx: &JsValue) {
+    fn send_watch(self: &Rc<Self>, ctx: &JsValue, watch: crate::budget::WatchRequest) {
+        let number = self.watch.get().wrapping_add(1);
+        self.watch.set(number);
+        self.count(|c| c.watches += 1);
+        let budget = Rc::clone(self);
+        let context = ctx.clone();
+        let done = Closure::once_into_js(move |ok: bool, contended: bool| {
+            budget.noticed(&context, number, ok.then_some(contended));
+        });
+        let numbers = [
+            f64::from(self.config.max_in_flight),
+            self.config.lease_ttl_ms as f64,
+            watch.wait_ms as f64,
+            (watch.wait_ms + self.call_timeout_ms()) as f64,
+        ];
+        let adaptive = self.adaptive_js();
+        call_watch(
+            &self.namespace,
+            &self.name,
+            &holder_id(),
+            watch.contended,
+            &numbers,
+            &adaptive,
+            done,
+            ctx,
+        );
+    }
+
+    /// Arms the timer for the holder's next due time (a renewal, a give-back,
+    /// a repeated ask, a retry), or for the overdue check of a call under
+    /// way, unless one is armed at or before it. A timer whose context was
+    /// torn down (it is overdue) is replaced.
+    fn arm(self: &Rc<Self>, ctx: &JsValue) {
         let now = now_ms();
-        let every = (self.config.lease_ttl_ms / 10).max(1);
-        if let Some(due) = self.timer.get() {
-            if now <= due.saturating_add(4 * every + 1_000) {
+        let (_, sent_at, wait_ms) = self.call.get();
+        let due = {
+            let holder = self.holder.borrow();
+            match holder.next_poll_at(now, self.waiting_now()) {
+                Some(due) => due,
+                None if holder.pending() => sent_at
+                    .saturating_add(wait_ms)
+                    .saturating_add(2 * self.call_timeout_ms() + 1),
+                None => return,
+            }
+        };
+        if let Some(armed) = self.timer.get() {
+            let stale = now > armed.saturating_add(self.config.lease_ttl_ms);
+            if armed <= due && !stale {
                 return;
             }
         }
-        let due = now.saturating_add(every);
         self.timer.set(Some(due));
         let budget = Rc::clone(self);
         let context = ctx.clone();
-        let tick = Closure::once_into_js(move || budget.tick(&context, due));
-        later(ctx, every as f64, tick);
+        let tick = Closure::once_into_js(move || {
+            if budget.timer.get() == Some(due) {
+                budget.timer.set(None);
+                budget.kick(&context);
+            }
+        });
+        later(ctx, due.saturating_sub(now) as f64, tick);
     }
 
-    fn tick(self: &Rc<Self>, ctx: &JsValue, due: u64) {
-        if self.timer.get() != Some(due) {
-            return;
-        }
-        self.timer.set(None);
-        self.kick(ctx);
-        let busy = {
-            let holder = self.holder.borrow();
-            holder.in_flight() > 0 || holder.pending() || holder.held(now_ms()) > 0
-        };
-        if busy {
-            self.arm(ctx);
-        }
-    }
-
-    /// The answer of call `number`: updates the holder, wakes the waiters.
-    /// `numbers`: the grant's permits, TTL and renewal time (ms).
-    fn answered(&self, number: u64, ok: bool, numbers: [f64; 3], learning: bool) {
-        let [permits, ttl, renew] = numbers;
+    /// The answer of lease call `number` (`None`: it failed): updates the
+    /// holder, wakes the waiters, and calls again if the holder wants to.
+    fn answered(self: &Rc<Self>, ctx: &JsValue, number: u64, grant: Option<Grant>) {
         if self.call.get().0 != number {
             return;
         }
-        let now = now_ms();
         {
             let mut holder = self.holder.borrow_mut();
-            if ok {
-                let grant = Grant {
-                    permits: permits.clamp(0.0, f64::from(u32::MAX)) as u32,
-                    ttl_ms: ttl.clamp(0.0, 3_600_000.0) as u64,
-                    renew_ms: renew.clamp(0.0, 3_600_000.0) as u64,
-                    learning,
-                };
-                holder.on_grant(now, grant);
-            } else {
-                holder.on_failure();
+            match grant {
+                Some(grant) => holder.on_grant(super::budget_calls::now_ms(), grant),
+                None => holder.on_failure(),
             }
         }
-        if !ok {
+        if grant.is_none() {
             self.count(|c| c.failures += 1);
         }
-        self.generation.set(self.generation.get().wrapping_add(1));
-        let wakers = core::mem::take(&mut *self.wakers.borrow_mut());
-        for waker in wakers {
-            waker.wake();
+        self.changed();
+        self.kick(ctx);
+    }
+
+    /// The answer of watch `number` (`None`: it failed).
+    fn noticed(self: &Rc<Self>, ctx: &JsValue, number: u64, contended: Option<bool>) {
+        if self.watch.get() != number {
+            return;
         }
+        {
+            let mut holder = self.holder.borrow_mut();
+            match contended {
+                Some(contended) => holder.on_notice(now_ms(), contended),
+                None => holder.on_watch_failure(now_ms()),
+            }
+        }
+        self.kick(ctx);
     }
 }

@@ -68,41 +68,28 @@ export function withTimeout(promise, ms, what) {
 const isCount = (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000;
 
 /**
- * One lease call: `done(ok, permits, ttlMs, renewMs, learning)` is called exactly
- * once, later (never synchronously), with the grant or `ok = false` on any
- * failure (a throw, a rejection, a malformed answer, `timeoutMs` passed).
- * The call is registered with `ctx.waitUntil`, so it completes even when
- * the request that made it has answered.
+ * Calls `method` on the object and reports its outcome once, later (never
+ * synchronously), through `report(value)` or `fail()`: a throw, a rejection
+ * or `timeoutMs` passed. The call is registered with `ctx.waitUntil`, so it
+ * completes even when the request that made it has answered.
  */
-export function callLease(namespace, name, holder, limit, ttlMs, held, inUse, wanted, timeoutMs, done, ctx) {
+function callOnce(namespace, name, method, args, timeoutMs, what, report, fail, ctx) {
   let reported = false;
-  const report = (ok, permits, ttl, renew, learning) => {
+  const once = (fn) => (value) => {
     if (reported) return;
     reported = true;
     try {
-      done(ok, permits, ttl, renew, learning);
+      fn(value);
     } catch {
       // the Rust side never throws; nothing more to do
     }
   };
   let settled;
   try {
-    const request = { limit, ttlMs, held, inUse, wanted };
-    const call = callObject(namespace, name, "lease", [holder, request]);
-    settled = withTimeout(call, timeoutMs, "lease").then(
-      (grant) => {
-        const ok = isCount(grant?.permits) && Number.isInteger(grant?.ttlMs) && grant.ttlMs > 0
-          && typeof grant?.learning === "boolean";
-        // an object without `renewMs` (an older version): 75 % of the TTL
-        const renew = Number.isInteger(grant?.renewMs) && grant.renewMs >= 0
-          ? grant.renewMs : Math.floor(grant?.ttlMs / 4) * 3;
-        if (ok) report(true, grant.permits, grant.ttlMs, renew, grant.learning);
-        else report(false, 0, 0, 0, false);
-      },
-      () => report(false, 0, 0, 0, false),
-    );
+    const call = callObject(namespace, name, method, args);
+    settled = withTimeout(call, timeoutMs, what).then(once(report), once(fail));
   } catch {
-    settled = Promise.resolve().then(() => report(false, 0, 0, 0, false));
+    settled = Promise.resolve().then(once(fail));
   }
   try {
     if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(settled);
@@ -112,14 +99,57 @@ export function callLease(namespace, name, holder, limit, ttlMs, held, inUse, wa
 }
 
 /**
+ * One lease call: `done(ok, [permits, ttlMs, renewMs, epoch], learning,
+ * contended)` is called exactly once, later, with the grant or `ok = false`
+ * on any failure (including a malformed answer). `numbers`: `[limit, ttlMs,
+ * held, inUse, wanted, waitMs, timeoutMs, epoch, served, dropped, rttTotalUs,
+ * rttSquares, minRttUs, maxRttUs, maxInFlight]` (see budget_calls.rs);
+ * `adaptive`: the budget's `adaptive` section, or undefined.
+ */
+export function callLease(namespace, name, holder, numbers, adaptive, done, ctx) {
+  const [limit, ttlMs, held, inUse, wanted, waitMs, timeoutMs, epoch, ...summary] = numbers;
+  const [served, dropped, rttTotalUs, rttSquares, minRttUs, maxRttUs, maxInFlight] = summary;
+  const report = { served, dropped, rttTotalUs, rttSquares, minRttUs, maxRttUs, maxInFlight };
+  const request = { limit, ttlMs, adaptive, held, inUse, wanted, waitMs, epoch, report };
+  const fail = () => done(false, [], false, false);
+  const ok = (grant) => {
+    const valid = isCount(grant?.permits) && Number.isInteger(grant?.ttlMs) && grant.ttlMs > 0
+      && typeof grant?.learning === "boolean";
+    if (!valid) return fail();
+    // an object without `renewMs`, `contended` or `epoch` (an older version)
+    const renew = Number.isInteger(grant.renewMs) && grant.renewMs >= 0
+      ? grant.renewMs : Math.floor(grant.ttlMs / 4) * 3;
+    const answer = [grant.permits, grant.ttlMs, renew, Number.isInteger(grant.epoch) ? grant.epoch : 0];
+    done(true, answer, grant.learning, grant.contended === true);
+  };
+  callOnce(namespace, name, "lease", [holder, request], timeoutMs, "lease", ok, fail, ctx);
+}
+
+/**
+ * One watch: the object keeps it until others need permits (or permits are
+ * free for this holder), or `waitMs`. `done(ok, contended)` is called
+ * exactly once, later. `numbers`: `[limit, ttlMs, waitMs, timeoutMs]`.
+ */
+export function callWatch(namespace, name, holder, contended, numbers, adaptive, done, ctx) {
+  const [limit, ttlMs, waitMs, timeoutMs] = numbers;
+  const ok = (answer) => {
+    if (typeof answer?.contended === "boolean") done(true, answer.contended);
+    else done(false, false);
+  };
+  const fail = () => done(false, false);
+  const options = { limit, ttlMs, adaptive, contended, waitMs };
+  callOnce(namespace, name, "watch", [holder, options], timeoutMs, "watch", ok, fail, ctx);
+}
+
+/**
  * The fleet view of every budgeted origin: `entries` is
- * `[[origin name, namespace, limit, ttlMs], ...]`; resolves (never rejects)
+ * `[[origin name, namespace, limit, ttlMs, adaptive], ...]`; resolves (never rejects)
  * to `{ "<name>": { limit, leased, holders, learning } }`, or
  * `{ limit, error: "unavailable", message }` for an object that failed.
  */
 export function fleetViews(entries, timeoutMs) {
-  const one = ([name, namespace, limit, ttlMs]) =>
-    withTimeout(callObject(namespace, name, "view", [{ limit, ttlMs }]), timeoutMs, "view").then(
+  const one = ([name, namespace, limit, ttlMs, adaptive]) =>
+    withTimeout(callObject(namespace, name, "view", [{ limit, ttlMs, adaptive }]), timeoutMs, "view").then(
       (view) => [name, { limit: view?.limit, leased: view?.leased, holders: view?.holders, learning: view?.learning }],
       (error) => {
         let message = "";

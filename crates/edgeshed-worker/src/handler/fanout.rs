@@ -2,8 +2,10 @@
 
 use super::concurrently::{until_decided, yield_once};
 use super::origin_call::{admit_origin, fetch_within, time_limit, AbortOnDrop, CallLimit, Failure};
+use super::refusal::Refusal;
 use super::respond::{error_json, json_string, ResponseParts};
 use super::state::Gateway;
+use crate::budget::{BudgetOrder, Ticket};
 use crate::config::FanOutCall;
 use crate::metrics::Timing;
 use core::time::Duration;
@@ -42,16 +44,30 @@ pub(crate) async fn respond(
                 .timing("admission", waited)
                 .into_response()
         }
-        Err(_) => {
-            return ResponseParts::json(503, error_json("overloaded", &[("scope", "global")]))
-                .header("retry-after", &retry_after)
+        Err(error) => {
+            return Refusal::of(&error)
+                .response("global", &retry_after)
                 .timing("admission", waited)
                 .into_response()
         }
     };
+    let budgeted = |origin: usize| gateway.budgets.get(origin).is_some_and(Option::is_some);
+    let order = BudgetOrder::new(calls.iter().map(|call| call.origin), budgeted);
     let futures: Vec<_> = calls
         .iter()
-        .map(|call| call_origin(gateway, call, deadline, request, ctx, calls.len() > 1))
+        .enumerate()
+        .map(|(position, call)| {
+            let ticket = order.ticket(call.origin, position);
+            call_origin(
+                gateway,
+                call,
+                deadline,
+                request,
+                ctx,
+                calls.len() > 1,
+                ticket,
+            )
+        })
         .collect();
     let (outcomes, decisive) = until_decided(futures, |index, outcome: &Outcome| {
         outcome.result.is_err() && calls.get(index).is_some_and(|call| call.required)
@@ -92,10 +108,7 @@ pub(crate) async fn respond(
             .unwrap_or(Failure::Unreachable);
         let scope = format!("origin:{name}");
         let parts = match failure {
-            Failure::Overloaded => {
-                ResponseParts::json(503, error_json("overloaded", &[("scope", &scope)]))
-                    .header("retry-after", &retry_after)
-            }
+            Failure::Overloaded(refusal) => refusal.response(&scope, &retry_after),
             Failure::Deadline => ResponseParts::json(504, error_json("deadline", &[])),
             Failure::Timeout => {
                 ResponseParts::json(504, error_json("timeout", &[("origin", name)]))
@@ -169,7 +182,8 @@ extern "C" {
 }
 
 /// Admits, fetches and reads one origin call. With `siblings`, the call
-/// lets the others take their turn between its admission and its fetch.
+/// lets the others take their turn between its admission and its fetch;
+/// `ticket` is its place in the request's budget order.
 async fn call_origin(
     gateway: &Gateway,
     call: &FanOutCall,
@@ -177,9 +191,13 @@ async fn call_origin(
     request: &web_sys::Request,
     ctx: &JsValue,
     siblings: bool,
+    ticket: Ticket<'_>,
 ) -> Outcome {
     let start = JsClock.now();
-    let (permit, waited) = match admit_origin(gateway, call.origin, deadline, ctx).await {
+    let admitted = admit_origin(gateway, call.origin, deadline, ctx, Some(&ticket)).await;
+    // the next call in the budget order may take its permit
+    drop(ticket);
+    let (permit, waited) = match admitted {
         Ok(admitted) => admitted,
         Err(failure) => {
             return Outcome {

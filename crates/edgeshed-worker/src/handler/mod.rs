@@ -7,6 +7,7 @@
 mod admin;
 mod budget;
 mod budget_admin;
+mod budget_admit;
 mod budget_calls;
 mod concurrently;
 mod convert;
@@ -14,6 +15,7 @@ mod fanout;
 mod origin_call;
 mod origin_limit;
 mod proxy;
+mod refusal;
 mod respond;
 mod state;
 

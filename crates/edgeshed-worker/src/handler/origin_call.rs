@@ -18,8 +18,8 @@ use web_sys::AbortController;
 /// Why an origin call failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Failure {
-    /// Its limiter shed it or it timed out in the queue.
-    Overloaded,
+    /// Its limiter or its fleet budget refused it (503), and why.
+    Overloaded(super::refusal::Refusal),
     /// The request's deadline passed first.
     Deadline,
     /// The origin's own `timeoutMs` passed first.
@@ -78,12 +78,14 @@ pub(crate) struct OriginPermit {
 }
 
 /// Waits for a permit of origin `index` (its local limit, then its fleet
-/// budget, if any); returns it and the time waited.
+/// budget, if any, in the request's budget order `turn`); returns it and
+/// the time waited.
 pub(crate) async fn admit_origin(
     gateway: &Gateway,
     index: usize,
     deadline: Option<Instant>,
     ctx: &JsValue,
+    turn: Option<&crate::budget::Ticket<'_>>,
 ) -> Result<(OriginPermit, Duration), Failure> {
     let admission = gateway.origins.get(index).ok_or(Failure::Unreachable)?;
     let start = JsClock.now();
@@ -94,6 +96,9 @@ pub(crate) async fn admit_origin(
     let outcome = edgeshed_wasm::task::RemoteWake::new(admit).await;
     let outcome = match (outcome, gateway.budgets.get(index).and_then(Option::as_ref)) {
         (Ok(local), Some(budget)) => {
+            if let Some(ticket) = turn {
+                ticket.turn().await;
+            }
             let timeout = gateway.config.origins.get(index).and_then(|o| o.timeout);
             match budget.admit(ctx, time_limit(deadline, timeout)).await {
                 Ok(budget) => Ok((local, Some(budget))),
@@ -116,7 +121,7 @@ pub(crate) async fn admit_origin(
         )),
         Err(AdmitError::Expired) => Err(Failure::Deadline),
         // Overloaded, closed, or a refusal added to the core later.
-        Err(_) => Err(Failure::Overloaded),
+        Err(error) => Err(Failure::Overloaded(super::refusal::Refusal::of(&error))),
     }
 }
 

@@ -22,29 +22,50 @@
 //! * **Served**: any other answer (2xx, 4xx, 5xx other than 503), with its
 //!   latency.
 
+use super::budget::OriginBudget;
 use super::origin_call::Failure;
 use super::state::Gateway;
 use crate::config::{Config, ConfigError};
 use edgeshed::admission::Admission;
 use edgeshed::limit::adaptive::{AnyLimit, Controller, Ending, Started};
+use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::JsClock;
+use std::rc::Rc;
 
 /// A call being sampled for an adaptive origin; fed to the controller by
 /// [`Sampling::headers`]. Dropped without it (cancelled): no sample.
 pub(crate) struct Sampling {
-    controller: Controller<AnyLimit>,
-    started: Started,
+    /// The origin's own adaptive limit, if any.
+    local: Option<(Controller<AnyLimit>, Started)>,
+    /// An adaptive fleet budget's holder (it reports the call with its next
+    /// lease call): the budget, the epoch the call started in, when, and
+    /// the isolate's calls in flight then.
+    fleet: Option<(Rc<OriginBudget>, u64, Instant, u32)>,
 }
 
 /// Starts sampling a call to origin `index`, if its limit is adaptive. Call
 /// it once the call holds its origin permit.
 pub(crate) fn start(gateway: &Gateway, index: usize) -> Option<Sampling> {
-    let controller = gateway.controllers.get(index)?.as_ref()?.clone();
-    let started = controller.start(&JsClock);
-    Some(Sampling {
-        controller,
-        started,
-    })
+    let local = gateway
+        .controllers
+        .get(index)
+        .and_then(Option::as_ref)
+        .map(|controller| (controller.clone(), controller.start(&JsClock)));
+    let fleet = gateway
+        .budgets
+        .get(index)
+        .and_then(Option::as_ref)
+        .filter(|budget| budget.config.adaptive.is_some())
+        .map(|budget| {
+            let holder = budget.holder.borrow();
+            (
+                Rc::clone(budget),
+                holder.epoch(),
+                JsClock.now(),
+                holder.in_flight(),
+            )
+        });
+    (local.is_some() || fleet.is_some()).then_some(Sampling { local, fleet })
 }
 
 /// How a call that reached this point ended, for the core to classify.
@@ -57,7 +78,7 @@ pub(crate) fn ending(fetched: Result<u16, Failure>) -> Ending {
         Err(Failure::Deadline) => Ending::DeadlinePassed,
         // Not outcomes of a fetch (never passed here): the limit's own
         // refusal, and a body too large after the origin answered.
-        Err(Failure::Overloaded) => Ending::Overloaded,
+        Err(Failure::Overloaded(_)) => Ending::Overloaded,
         Err(Failure::TooLarge) => Ending::Completed,
     }
 }
@@ -67,7 +88,16 @@ impl Sampling {
     /// feeds the sample as the core classifies its ending.
     pub(crate) fn headers(self, fetched: Result<u16, Failure>) {
         let outcome = ending(fetched).outcome();
-        self.controller.finish(self.started, &JsClock, outcome);
+        if let Some((controller, started)) = self.local {
+            controller.finish(started, &JsClock, outcome);
+        }
+        if let Some((budget, epoch, started, in_flight)) = self.fleet {
+            let rtt = JsClock.now().saturating_duration_since(started);
+            budget
+                .holder
+                .borrow_mut()
+                .sample(epoch, outcome, rtt, in_flight);
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! holding the global and the origin permit until the body has been sent.
 
 use super::origin_call::{admit_origin, fetch_within, time_limit, AbortOnDrop, CallLimit, Failure};
+use super::refusal::Refusal;
 use super::respond::{error_json, ResponseParts};
 use super::state::Gateway;
 use edgeshed::time::{Clock, Instant};
@@ -122,23 +123,28 @@ pub(crate) async fn respond(
         .observe(global_wait);
     let global_permit = match admitted {
         Ok(permit) => permit,
-        Err(_) => {
-            return ResponseParts::json(503, error_json("overloaded", &[("scope", "global")]))
-                .header("retry-after", &retry_after)
+        Err(error) => {
+            return Refusal::of(&error)
+                .response("global", &retry_after)
                 .timing("admission", global_wait)
                 .into_response()
         }
     };
     let scope = format!("origin:{}", origin.name);
-    let (origin_permit, origin_wait) = match admit_origin(gateway, origin_index, None, &ctx).await {
-        Ok(admitted) => admitted,
-        Err(_) => {
-            return ResponseParts::json(503, error_json("overloaded", &[("scope", &scope)]))
-                .header("retry-after", &retry_after)
-                .timing("admission", global_wait)
-                .into_response()
-        }
-    };
+    let (origin_permit, origin_wait) =
+        match admit_origin(gateway, origin_index, None, &ctx, None).await {
+            Ok(admitted) => admitted,
+            Err(failure) => {
+                let refusal = match failure {
+                    Failure::Overloaded(refusal) => refusal,
+                    _ => Refusal::Limit,
+                };
+                return refusal
+                    .response(&scope, &retry_after)
+                    .timing("admission", global_wait)
+                    .into_response();
+            }
+        };
 
     let init = web_sys::RequestInit::new();
     let method = request.method();

@@ -3,7 +3,7 @@
 
 use super::convert::read_config;
 use crate::config::{Config, ConfigError};
-use crate::metrics::{Histogram, ScopeMetrics};
+use crate::metrics::{BudgetStats, Histogram, ScopeMetrics};
 use core::cell::RefCell;
 use edgeshed::admission::Admission;
 use edgeshed::limit::adaptive::{AnyLimit, Controller};
@@ -112,20 +112,26 @@ impl Gateway {
             stats: self.global.stats(),
             admission_wait: &metrics.global_wait,
             origin_duration: None,
-            leased: None,
+            budget: None,
         }];
         for (index, admission) in self.origins.iter().enumerate() {
             if let (Some(name), Some(wait)) = (names.get(index), metrics.origin_wait.get(index)) {
+                let mut stats = admission.stats();
+                let budget = self.budgets.get(index).and_then(Option::as_ref);
+                if let Some(budget) = budget {
+                    // the effective limit: what this isolate may use of the
+                    // budget, at most its local limit
+                    stats.limit = stats.limit.min(budget.usable() as usize);
+                }
                 scopes.push(ScopeMetrics {
                     scope: name,
-                    stats: admission.stats(),
+                    stats,
                     admission_wait: wait,
                     origin_duration: metrics.origin_duration.get(index),
-                    leased: self
-                        .budgets
-                        .get(index)
-                        .and_then(Option::as_ref)
-                        .map(|budget| budget.leased()),
+                    budget: budget.map(|budget| BudgetStats {
+                        leased: budget.leased(),
+                        shed: budget.counters.get().shed,
+                    }),
                 });
             }
         }
