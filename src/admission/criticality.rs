@@ -100,7 +100,7 @@ impl FromStr for Criticality {
 
 /// Parts per million: the reserve fractions are kept as integers so that the
 /// ceilings are exact (`10 × 0.7` is 7, not 6.999…).
-const MILLION: u128 = 1_000_000;
+const MILLION: u64 = 1_000_000;
 
 /// The part of the current limit a limiter keeps for higher criticalities,
 /// as fractions of the limit: `critical` is kept free of default and
@@ -148,7 +148,7 @@ impl Reserve {
     pub fn new(critical: f64, default: f64) -> Result<Self, InvalidConfig> {
         let critical = parts_per_million(critical, Parameter::ReserveCritical)?;
         let default = parts_per_million(default, Parameter::ReserveDefault)?;
-        if u128::from(critical) + u128::from(default) > MILLION {
+        if u64::from(critical) + u64::from(default) > MILLION {
             return Err(InvalidConfig::new(Parameter::ReserveDefault));
         }
         Ok(Self { critical, default })
@@ -172,10 +172,15 @@ impl Reserve {
         }
         let kept = match criticality {
             Criticality::Critical => return limit,
-            Criticality::Default => u128::from(self.critical),
-            Criticality::Sheddable => u128::from(self.critical) + u128::from(self.default),
+            Criticality::Default => u64::from(self.critical),
+            Criticality::Sheddable => u64::from(self.critical) + u64::from(self.default),
         };
-        let share = (limit as u128) * (MILLION - kept) / MILLION;
+        // Exact in u64 (both products stay below 10^12 · 2^44): 128-bit
+        // division would pull compiler-builtins' u128_div_rem (1 KiB) into
+        // the wasm packages.
+        let wide = limit as u64;
+        let (whole, part) = (wide / MILLION, wide % MILLION);
+        let share = whole * (MILLION - kept) + part * (MILLION - kept) / MILLION;
         // At least one slot for any call; at least one kept for critical ones.
         (share as usize).clamp(1, limit - 1)
     }

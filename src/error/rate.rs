@@ -69,10 +69,14 @@ impl RateLimited {
     /// Over the rate limit; the call would conform after `retry_after`
     /// (kept in whole milliseconds, rounded up; at most about 49 days).
     pub fn rate(retry_after: Duration) -> Self {
-        let nanos = retry_after.as_nanos().div_ceil(1_000_000);
+        // Whole seconds and the rest apart: no 128-bit division in the wasm.
+        let ms = retry_after
+            .as_secs()
+            .saturating_mul(1000)
+            .saturating_add(u64::from(retry_after.subsec_nanos().div_ceil(1_000_000)));
         Self {
             reason: RateLimitReason::Rate,
-            retry_after_ms: u32::try_from(nanos).map_or(NO_TIME - 1, |ms| ms.min(NO_TIME - 1)),
+            retry_after_ms: u32::try_from(ms).map_or(NO_TIME - 1, |ms| ms.min(NO_TIME - 1)),
         }
     }
 
