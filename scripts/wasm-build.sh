@@ -40,6 +40,6 @@ fi
 rm -f "$stamp"
 mkdir -p "$out"
 wasm-bindgen "$input" --out-dir "$out" --out-name edgeshed --target web "$@"
-wasm-opt "$out/edgeshed_bg.wasm" -o "$out/edgeshed_bg.wasm.opt" -Oz
+wasm-opt "$out/edgeshed_bg.wasm" -o "$out/edgeshed_bg.wasm.opt" -O
 mv "$out/edgeshed_bg.wasm.opt" "$out/edgeshed_bg.wasm"
 echo "$source_id" >"$stamp"
