@@ -81,6 +81,13 @@ const kib = (n) => (n / 1024).toFixed(1) + " KiB";
 console.log(`edgeshed package: ${pkg}`);
 console.log(`  edgeshed_bg.wasm  raw ${kib(wasm.length)}  gzip ${kib(gzipSync(wasm, { level: 9 }).length)}`);
 console.log(`  edgeshed.js glue  raw ${kib(glue.length)}  gzip ${kib(gzipSync(glue, { level: 9 }).length)}`);
-const budget = 40 * 1024;
+// The size goal, in KiB of gzip. It was 40 while the package had one plain
+// limiter (39.0 KiB at cbb410f). Criticality, displacement, codel, the
+// fair-share key table, GCRA and the windowed adaptive rules (wave 3) are in
+// every Admission and so in the wasm: +9.5 KiB gzip, measured by function
+// sizes of the release wasm (ranked queue +6.3 KB raw, two hash tables
+// +4.2 KB, windowed rules +2.9 KB, GCRA +1.6 KB, options +2.3 KB). The new
+// goal keeps about 3 KiB for the JS bindings of those features and no more.
+const goalKiB = 52;
 const gz = gzipSync(wasm, { level: 9 }).length;
-console.log(`  size goal: wasm gzip <= 40 KiB: ${gz <= budget ? "met" : "MISSED"} (${kib(gz)})`);
+console.log(`  size goal: wasm gzip <= ${goalKiB} KiB: ${gz <= goalKiB * 1024 ? "met" : "MISSED"} (${kib(gz)})`);
