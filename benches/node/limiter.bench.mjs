@@ -10,7 +10,7 @@
 //   node --expose-gc benches/node/limiter.bench.mjs --json out.json
 //   BENCH_PEERS=/tmp/peers node --expose-gc ...   # p-queue/cockatiel from there
 //
-// Harness as in benches/core.rs: every case runs once as warm-up, then for
+// Harness as in benches/core/: every case runs once as warm-up, then for
 // several rounds of a fixed op count; within a round the cases of a group run
 // back to back in an order rotated every round, with a full GC before each
 // (so one case's garbage is not collected on another's time). ns/op is the
