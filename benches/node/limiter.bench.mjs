@@ -18,7 +18,8 @@
 // its run-queue wait (/proc/thread-self/schedstat), so that preemption by
 // other processes on this 2-core machine is not counted. Work that V8 does
 // on its helper threads (concurrent marking) is not counted either; GC pauses
-// on the main thread are. See BENCHMARKS.md.
+// on the main thread are. Results: BENCHMARKS.md; the cases in detail:
+// docs/benchmarks-log-2026.md.
 
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { Limiter } from "../../pkg/node.js";

@@ -1,5 +1,5 @@
-// The bench's tables and goals, as Markdown (printed, and pasted into
-// BENCHMARKS.md).
+// The bench's tables and goals, as Markdown (printed; scripts/benchmarks-md.mjs
+// renders BENCHMARKS.md's workerd section with them).
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : "–");
 const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : "–");
 const ADAPTIVE = ["aimd", "gradient2", "vegas", "gradient2+queue"];

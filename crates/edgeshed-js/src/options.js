@@ -2,7 +2,7 @@
 // (imported by src/options.rs). Every refusal is a TypeError (wrong type,
 // unknown key, missing option) or a RangeError (out of range) whose message
 // names the option. Done here rather than in Rust: the messages cost the wasm
-// several KiB (BENCHMARKS.md), and reading options here crosses into
+// several KiB (docs/benchmarks-log-2026.md, "Size and start-up"), and reading options here crosses into
 // JavaScript once per call instead of once per key.
 
 const MAX_COUNT = 1_000_000;
