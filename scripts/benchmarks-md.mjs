@@ -29,7 +29,8 @@ function source(...names) {
       const e = index[name];
       if (!e) throw new Error(`benches/results/index.json has no entry for ${name}`);
       const how = e.transcribed ? `transcribed from the log's "${e.log}"` : `the bench's own output (log: "${e.log}")`;
-      return `Measured ${e.date} with \`${e.command}\`; input \`benches/results/${name}\`, ${how}.`;
+      const note = e.note ? ` (${e.note})` : "";
+      return `Measured ${e.date} with \`${e.command}\`; input \`benches/results/${name}\`${note}, ${how}.`;
     })
     .join("\n");
 }
@@ -125,6 +126,9 @@ Cells: goodput (2xx/s ÷ ${meta.capacity}; after halving ÷ ${meta.capacity / 2}
 requests unanswered 3 s after the run, not in the p99). Unloaded latency ${f(meta.unloaded.p50, 1)} ms (p50).
 
 ${goalsMarkdown(rows, meta)}
+![goodput against admitted p99, per configuration and level](BENCHMARKS-adaptive.svg)
+
+(The plot: \`node benches/e2e/lib/plot.mjs benches/results/e2e-goodput.json BENCHMARKS-adaptive.svg\`.)
 ${source("e2e-goodput.json")}
 `;
 }
