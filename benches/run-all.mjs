@@ -6,7 +6,7 @@
 //   node benches/run-all.mjs --skip native,e2e,cpu     # leave some out
 //   node benches/run-all.mjs --build    # rebuild pkg/ and dist/worker/ first
 //
-//   1. native core      cargo bench --bench core            (benches/core.rs)
+//   1. native core      cargo bench --bench core            (benches/core/)
 //   2. Node.js          node --expose-gc benches/node/limiter.bench.mjs
 //   3. size/start-up    node benches/size.mjs
 //   4. workerd e2e      node benches/e2e/run.mjs

@@ -3,7 +3,7 @@
 //! clients at once, each on its own connection: 2 are served, 2 wait in the
 //! queue until it times them out, 4 are shed at once.
 //!
-//! `cargo run --example axum`. As `src/main.rs` of a new app it needs:
+//! `cargo run --example axum`. As the `main.rs` of a new app it needs:
 //!
 //! ```toml
 //! [dependencies]

@@ -4,7 +4,7 @@
 //!
 //! `cargo run --example hyper_streaming` (needs the crate's `tokio` and
 //! `http-body` features; the crate's own tests and examples have them on).
-//! As `src/main.rs` of a new app it needs:
+//! As the `main.rs` of a new app it needs:
 //!
 //! ```toml
 //! [dependencies]

@@ -2,7 +2,7 @@
 //! two more wait for 20 ms, and sheds the rest with `Overloaded` (HTTP 503).
 //!
 //! Runs on `futures`' tiny executor with a `ManualClock`, so the output is
-//! deterministic: `cargo run --example quickstart`. As `src/main.rs` of a
+//! deterministic: `cargo run --example quickstart`. As the `main.rs` of a
 //! new app it needs:
 //!
 //! ```toml

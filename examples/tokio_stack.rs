@@ -3,7 +3,7 @@
 //! each error mapped to its HTTP status by downcasting.
 //!
 //! `cargo run --example tokio_stack` (needs the crate's `tokio` feature; the
-//! crate's own tests and examples have it on). As `src/main.rs` of a new
+//! crate's own tests and examples have it on). As the `main.rs` of a new
 //! app it needs:
 //!
 //! ```toml

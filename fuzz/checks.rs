@@ -1,8 +1,9 @@
 //! The invariants the fuzz targets check, shared with the regression replay.
 //!
 //! Included with `#[path]` by the fuzz targets (`fuzz/fuzz_targets/*.rs`,
-//! libFuzzer) and by `tests/fuzz_regressions.rs` (plain `cargo test`), so a
-//! saved input is replayed through exactly the same checks. Each check
+//! libFuzzer) and by `crates/edgeshed-worker/tests/fuzz_regressions.rs` (plain
+//! `cargo test`), so a saved input is replayed through exactly the same
+//! checks. Each check
 //! returns `Err(description)` when an invariant is violated; a panic in the
 //! code under test simply propagates (and is a finding too).
 

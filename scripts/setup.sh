@@ -10,7 +10,7 @@
 #                                # clippy, wasm-pack, worker-build, and Chromium +
 #                                # ChromeDriver (Debian's, with apt-get: root or sudo)
 #
-# Versions are the ones verified together (see TOOLCHAIN.md in shared/):
+# Versions are the ones verified together (see ../shared/TOOLCHAIN.md):
 #   wasm-bindgen-cli must equal the wasm-bindgen crate pinned in Cargo.toml.
 set -Eeuo pipefail
 

@@ -53,6 +53,13 @@ suite_fmt() {
     cargo fmt --all -- --check
 }
 
+suite_docs() {
+    # Every repository path named in a Markdown doc or a code comment exists,
+    # and BENCHMARKS.md is what scripts/benchmarks-md.mjs makes of
+    # benches/results/ (scripts/check-docs.mjs; Node only, no build).
+    node scripts/check-docs.mjs
+}
+
 suite_setup() {
     # scripts/setup.sh by need: the gateway's tier (dev.sh) calls no sudo,
     # apt or browser.
@@ -278,6 +285,7 @@ suite_soak_smoke() {
 # SUITES in the order it should run (each entry: name|header text).
 SUITES=(
     "fmt|cargo fmt --all -- --check"
+    "docs|paths named in docs and comments exist; BENCHMARKS.md matches benches/results/ (scripts/check-docs.mjs)"
     "setup|scripts/setup.sh by need: no root, apt or browser to run the gateway (node --test tests/setup/)"
     "clippy_host|cargo clippy --workspace --all-targets -- -D warnings (host)"
     "clippy_wasm|cargo clippy --target $WASM_TARGET (edgeshed-wasm, edgeshed-js, edgeshed-worker) -- -D warnings"

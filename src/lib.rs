@@ -29,9 +29,10 @@
 //! `time::TokioClock`; `http` reads a request's criticality and key from
 //! `http::Request` extensions (`admission::FromExtensions`); `http-body`
 //! (with `http`) ships `http_body::PermitBody` and
-//! `ConcurrencyLimitLayer::hold_permit_in_body`. (The `js` and `worker`
-//! features build the npm package and the edge worker on wasm32; they do
-//! nothing for a native build.)
+//! `ConcurrencyLimitLayer::hold_permit_in_body`. (The npm package and the
+//! edge worker are not features of this crate: they are the workspace's
+//! `edgeshed-js` and `edgeshed-worker` crates, built for wasm32 on top of
+//! the `edgeshed-wasm` runtime.)
 //!
 //! ## Example
 //!

@@ -9,9 +9,11 @@
 //
 //   ./scripts/build-pkg.sh && node benches/adaptive/node-sim.mjs
 //   node benches/adaptive/node-sim.mjs --seconds 20 --load 3 --capacity 16 --latency 50 --sigma 0.25 --seed 1
+//   node benches/adaptive/node-sim.mjs --json out.json   # also the rows and settings as JSON
 // (--sigma: the spread of the origin's log-normal service time; the dashboard's is 0.25;
 //  --lanes vegas,gradient2: only those lanes;
 //  --limiters N: N independent Limiters in front of one origin instead, fleet.mjs)
+import { writeFileSync } from "node:fs";
 import { Clock, LimitedLane, LoadGenerator, Origin, rng } from "../../www/sim.js";
 import { percentile } from "../../www/metrics.js";
 
@@ -27,6 +29,7 @@ const CAPACITY = arg("capacity", 16); // origin slots in the first phase
 const LATENCY_MS = arg("latency", 50);
 const SEED = arg("seed", 1);
 const SIGMA = arg("sigma", 0.25);
+const JSON_OUT = process.argv.includes("--json") ? process.argv[process.argv.indexOf("--json") + 1] : null;
 // The same for every lane: a small queue (about one origin latency) and a
 // deadline of 5 origin latencies (the drop signal AIMD gets from a queueing origin).
 const POLICY = { maxQueue: 8, queueTimeoutMs: LATENCY_MS, deadlineMs: 5 * LATENCY_MS };
@@ -116,3 +119,7 @@ phases.forEach((p, i) => {
   const byP99 = [...rows].sort((a, b) => a.byPhase[i].p99 - b.byPhase[i].p99).map((r) => r.algorithm);
   console.log(`${p.name}: goodput ${byGoodput.join(" > ")}; admitted p99 ${byP99.join(" < ")}`);
 });
+if (JSON_OUT) {
+  const meta = { node: process.version, seconds: SECONDS, load: LOAD, capacity: CAPACITY, latencyMs: LATENCY_MS, sigma: SIGMA, seed: SEED, policy: POLICY };
+  writeFileSync(JSON_OUT, JSON.stringify({ meta, phases: phases.map((p) => p.name), rows }, null, 2));
+}

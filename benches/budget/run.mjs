@@ -7,11 +7,13 @@
 //
 //   node benches/budget/run.mjs            # 10 s per run, origin latency 500 ms
 //   SECONDS=20 LATENCY_MS=200 node benches/budget/run.mjs
+//   node benches/budget/run.mjs --json out.json   # also the rows and settings as JSON
 //
 // Prints: object calls per admitted request, admitted p50/p99 latency (and
 // the difference to the run without a budget), the origin's peak
 // concurrency against the budget, goodput (origin busy time / (budget x
 // duration)). Needs dist/worker (./scripts/build-worker.sh).
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startFleet as startGateways } from "../support/fleet.mjs";
 
@@ -20,6 +22,7 @@ const GATEWAYS = 3;
 const LATENCY_MS = Number(process.env.LATENCY_MS ?? 500);
 const SECONDS = Number(process.env.SECONDS ?? 10);
 const CAPACITY_RPS = (BUDGET * 1000) / LATENCY_MS;
+const JSON_OUT = process.argv.includes("--json") ? process.argv[process.argv.indexOf("--json") + 1] : null;
 
 function startOrigin() {
   const o = { active: 0, peak: 0, busyMs: 0, served: 0 };
@@ -141,4 +144,8 @@ for (let i = 0; i < rows.length; i++) {
   const base = rows[i - (i % 2)];
   const added = r.budget === "yes" ? `${(r.p50 - base.p50).toFixed(1)} / ${(r.p99 - base.p99).toFixed(1)}` : "-";
   console.log(`| ${r.load} | ${r.budget} | ${r.sent} | ${r.statuses[200] ?? 0} | ${r.statuses[503] ?? 0} | ${r.callsPerAdmitted ?? "-"} | ${r.p50} | ${r.p99} | ${added} | ${r.originPeak} | ${r.goodput} |`);
+}
+if (JSON_OUT) {
+  const meta = { budget: BUDGET, gateways: GATEWAYS, latencyMs: LATENCY_MS, capacityRps: CAPACITY_RPS, seconds: SECONDS };
+  writeFileSync(JSON_OUT, JSON.stringify({ meta, rows }, null, 2));
 }

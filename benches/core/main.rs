@@ -14,7 +14,8 @@
 //! rotating order) so that drift from other load hits both alike. The table
 //! shows the median ns/op over the rounds (on-CPU time: wall-clock minus the
 //! thread's run-queue wait), min–max in brackets, and the wall-clock median.
-//! See `BENCHMARKS.md` for what each scenario means and for results.
+//! Today's results: `BENCHMARKS.md`; what each scenario means:
+//! `docs/benchmarks-log-2026.md` ("What is measured").
 
 #![allow(
     clippy::unwrap_used,

@@ -118,4 +118,13 @@ if (BEFORE) {
   console.log(`  ratio before (${BEFORE}) / floor 503 = ${median(beforeRatios).toFixed(2)}`);
   console.log(`  ratio edgeshed / before = ${median(afterOverBefore).toFixed(2)} (per round: ${afterOverBefore.map((x) => x.toFixed(2)).join(" ")})`);
 }
-if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ rounds: ROUNDS, requests: REQUESTS, perRound, ratios, beforeRatios, statusTotals }, null, 2));
+if (JSON_OUT) {
+  // `summary`: the medians printed above (what scripts/benchmarks-md.mjs reads).
+  const summary = {
+    msPerResponse: Object.fromEntries(Object.entries(perRound).map(([name, xs]) => [name, median(xs)])),
+    edgeshedOverFloor: median(ratios),
+    beforeOverFloor: BEFORE ? median(beforeRatios) : null,
+    edgeshedOverBefore: BEFORE ? median(afterOverBefore) : null,
+  };
+  writeFileSync(JSON_OUT, JSON.stringify({ rounds: ROUNDS, requests: REQUESTS, perRound, ratios, beforeRatios, statusTotals, summary }, null, 2));
+}

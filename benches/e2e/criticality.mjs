@@ -13,7 +13,7 @@
 // 0.5× capacity, sheddable on GET /batch at the level's multiple. Side by
 // side on that workload:
 // - criticality: the gateway with the routes' "criticality": "critical" and
-//   "sheddable" (DESIGN.md, "Criticality, fairness and rate limits");
+//   "sheddable" (the design contract, "Criticality, fairness and rate limits");
 // - criticality-header: both routes "critical", the sheddable clients send
 //   `edgeshed-criticality: sheddable` (the header may lower, never raise);
 // - no-criticality: the same gateway with no criticality (one class);

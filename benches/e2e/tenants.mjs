@@ -18,7 +18,7 @@
 // origins at 100 % (the level-0 row shows what that costs);
 // --quiet-share 0.05 gives them half of it. Side by side:
 // - fairness: the gateway with the route's "fairness": {"key": "header:x-tenant"}
-//   (DESIGN.md, "Criticality, fairness and rate limits"): a key over its
+//   (the design contract, "Criticality, fairness and rate limits"): a key over its
 //   fair share while others wait gets 429;
 // - fairness+rate: the same plus "rateLimit": {"key": "header:x-tenant",
 //   "perSecond": RATE, "burst": RATE} (RATE: twice a quiet tenant's rate);

@@ -1,4 +1,4 @@
-// The timing harness of limiter.bench.mjs, as in benches/core.rs: on-CPU
+// The timing harness of limiter.bench.mjs, as in benches/core/: on-CPU
 // time of the main thread (wall-clock minus its run-queue wait from
 // /proc/thread-self/schedstat), warm-up, rotated rounds, a full GC before
 // every case (node --expose-gc).

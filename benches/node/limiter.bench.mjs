@@ -10,7 +10,7 @@
 //   node --expose-gc benches/node/limiter.bench.mjs --json out.json
 //   BENCH_PEERS=/tmp/peers node --expose-gc ...   # p-queue/cockatiel from there
 //
-// Harness as in benches/core.rs: every case runs once as warm-up, then for
+// Harness as in benches/core/: every case runs once as warm-up, then for
 // several rounds of a fixed op count; within a round the cases of a group run
 // back to back in an order rotated every round, with a full GC before each
 // (so one case's garbage is not collected on another's time). ns/op is the
@@ -18,7 +18,8 @@
 // its run-queue wait (/proc/thread-self/schedstat), so that preemption by
 // other processes on this 2-core machine is not counted. Work that V8 does
 // on its helper threads (concurrent marking) is not counted either; GC pauses
-// on the main thread are. See BENCHMARKS.md.
+// on the main thread are. Results: BENCHMARKS.md; the cases in detail:
+// docs/benchmarks-log-2026.md.
 
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { Limiter } from "../../pkg/node.js";

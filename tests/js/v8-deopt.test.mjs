@@ -6,7 +6,7 @@
 // V8 11.3-12.9's deoptimizer cannot rebuild an `externref` result and
 // aborts. `limiter.run` and `limiter.fetch` call the user's `fn` / the global
 // `fetch` inside their wasm call; they return a `Result` from wasm
-// (src/limiter.rs, `NotInlined`), so TurboFan never inlines them.
+// (crates/edgeshed-js/src/limiter.rs, `NotInlined`), so TurboFan never inlines them.
 //
 // Each case runs in a child process (tests/js/fixtures/deopt-loop.mjs): an
 // abort takes the whole process.

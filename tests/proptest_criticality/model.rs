@@ -1,6 +1,6 @@
 //! The reference model of an admission with criticalities, reserves, keys
-//! and codel, written from the contract (DESIGN.md, "Criticality, fairness
-//! and rate limits"), not from the implementation. It also asserts the
+//! and codel, written from the design contract ("Criticality, fairness and
+//! rate limits"), not from the implementation. It also asserts the
 //! contract's properties on its own state; the harness checks that the real
 //! admission agrees with it after every step.
 

@@ -1,5 +1,5 @@
-// The bench's tables and goals, as Markdown (printed, and pasted into
-// BENCHMARKS.md).
+// The bench's tables and goals, as Markdown (printed; scripts/benchmarks-md.mjs
+// renders BENCHMARKS.md's workerd section with them).
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : "–");
 const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : "–");
 const ADAPTIVE = ["aimd", "gradient2", "vegas", "gradient2+queue"];
@@ -9,7 +9,7 @@ const find = (rows, config, arrival, level, kind = "level") =>
 const configsOf = (rows) => [...new Set(rows.map((r) => r.config))];
 
 /** One compact table per arrival process: goodput and admitted p99 per level. */
-function compact(rows, arrival, meta) {
+export function compact(rows, arrival, meta) {
   const levels = [...new Set(rows.filter((r) => r.kind === "level" && r.config !== "floor 503").map((r) => r.level))];
   const head = [...levels.map((k) => `${k}×`), `halved (${meta.halve.level}×, 5 s on)`];
   const out = [

@@ -6,7 +6,8 @@
 //! place is kept from the call, as the error comes later from a timer); see
 //! glue.js for how and why not for every queued call. Messages are made in
 //! glue.js from numbers: the shed path passes no string out of the wasm
-//! (measured, see BENCHMARKS.md).
+//! (measured, see `docs/benchmarks-log-2026.md`, "Shed path: no strings out
+//! of the wasm per rejection").
 
 use core::time::Duration;
 use edgeshed::admission::{Admission, AdmitError, Policy};

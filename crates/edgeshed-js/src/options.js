@@ -2,14 +2,15 @@
 // (imported by src/options.rs). Every refusal is a TypeError (wrong type,
 // unknown key, missing option) or a RangeError (out of range) whose message
 // names the option. Done here rather than in Rust: the messages cost the wasm
-// several KiB (BENCHMARKS.md), and reading options here crosses into
+// several KiB (docs/benchmarks-log-2026.md, "Size and start-up"), and reading options here crosses into
 // JavaScript once per call instead of once per key.
 
 const MAX_COUNT = 1_000_000;
 // The largest millisecond value: what setTimeout accepts (2^31 - 1).
 const MAX_MILLIS = 2_147_483_647;
 const DEFAULT_BODY_TIMEOUT_MS = 30_000;
-// Index = the algorithm's number for Rust (src/options.rs ALGORITHMS).
+// Index = the algorithm's number for Rust: src/options.rs reads it as an index
+// into the core's `AnyLimit::NAMES` (src/limit/adaptive/named.rs), same order.
 const ALGORITHMS = ["aimd", "gradient2", "vegas"];
 const ALGORITHM_NAMES = '"aimd", "gradient2" or "vegas"';
 // Bounds::EDGE of the core: initial 6, min 1, max 64.

@@ -4,7 +4,7 @@
 //!
 //! How a call counts is the core's one classification ([`Ending::outcome`]);
 //! this file only says which [`Ending`] each way of finishing is (the
-//! contract: DESIGN.md "Adaptive limits"):
+//! design contract, "Adaptive limits"):
 //! * `run`: from admission until `fn` settles. A fulfilment is `Completed`
 //!   (served); a rejection is `Status(status)` when it carries a numeric
 //!   `status` (503 and 429 are drops), `DeadlinePassed` for a

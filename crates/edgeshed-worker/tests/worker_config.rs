@@ -23,7 +23,7 @@ fn parse(json: &str) -> Result<Config, String> {
     read(json).map_err(|e| e.message().to_string())
 }
 
-/// The example configuration of the contract (DESIGN.md), also a fuzz seed.
+/// The example configuration of the design contract, also a fuzz seed.
 /// (The demo configuration lives in wrangler.toml; tests/worker/wrangler.test.mjs
 /// runs it in workerd.)
 const DESIGN: &str = include_str!("../../../fuzz/seeds/config/design.json");

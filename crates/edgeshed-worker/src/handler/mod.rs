@@ -1,4 +1,4 @@
-//! The worker's fetch handler (wasm32, `worker` feature): routes, admission,
+//! The worker's fetch handler (compiled for wasm32 only): routes, admission,
 //! fan-out, proxying, status mapping and metrics, on web-sys types.
 //!
 //! The JavaScript entry (`worker/index.mjs`) only instantiates the module and

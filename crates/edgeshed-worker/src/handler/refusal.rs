@@ -6,7 +6,7 @@ use super::respond::{error_json, ResponseParts};
 use edgeshed::admission::AdmitError;
 use edgeshed::error::OverloadCause;
 
-/// The `reason` of a 503. DESIGN.md lists `limit`, `queue_timeout`,
+/// The `reason` of a 503. The design contract lists `limit`, `queue_timeout`,
 /// `budget` and `displaced` (a queued request pushed out by a more critical
 /// one, with criticality); a variant is added here with its cause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

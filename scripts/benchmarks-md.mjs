@@ -1,0 +1,264 @@
+// Writes BENCHMARKS.md from the benches' JSON output in benches/results/
+// (benches/results/index.json says when and how each file was measured).
+//
+//   node scripts/benchmarks-md.mjs           # rewrite BENCHMARKS.md
+//   node scripts/benchmarks-md.mjs --check   # exit 1 if BENCHMARKS.md differs (scripts/test.sh docs)
+//
+// To refresh a table: run the command its section names (it writes the JSON
+// file), set the file's date in index.json, then run this script.
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { compact, goalsMarkdown } from "../benches/e2e/lib/report.mjs";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const RESULTS = join(ROOT, "benches/results");
+const TARGET = join(ROOT, "BENCHMARKS.md");
+const index = JSON.parse(readFileSync(join(RESULTS, "index.json"), "utf8")).files;
+const load = (name) => JSON.parse(readFileSync(join(RESULTS, name), "utf8"));
+
+const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "–");
+const goalCell = (ratio, goal) => (goal == null ? "none set" : `≤ ${goal} ${ratio <= goal ? "✓" : "✗"}`);
+const table = (head, rows) =>
+  [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+
+/** The "measured" line under each table: date, command, input file, and whether it was transcribed. */
+function source(...names) {
+  return names
+    .map((name) => {
+      const e = index[name];
+      if (!e) throw new Error(`benches/results/index.json has no entry for ${name}`);
+      const how = e.transcribed ? `transcribed from the log's "${e.log}"` : `the bench's own output (log: "${e.log}")`;
+      const note = e.note ? ` (${e.note})` : "";
+      return `Measured ${e.date} with \`${e.command}\`; input \`benches/results/${name}\`${note}, ${how}.`;
+    })
+    .join("\n");
+}
+
+function core() {
+  const { cases } = load("core.json");
+  const rows = cases.map((c) => [
+    c.case,
+    c.edgeshedNs != null ? `${f(c.edgeshedNs, 1)} vs ${f(c.towerNs, 1)}` : "–",
+    `**${f(c.ratio)}**`,
+    f(c.secondRun),
+    goalCell(c.ratio, c.goal),
+  ]);
+  return `## Native core: edgeshed vs tower 0.5.3 on tokio
+
+\`benches/core/\` (\`harness = false\`): \`poll_ready\` + \`call\` + awaiting the response of an echo
+service, edgeshed's \`ConcurrencyLimit\` / \`LoadShed\` against tower's on tokio's current-thread runtime,
+median of 7 rounds of on-CPU ns/op (wall clock minus run-queue wait). Lower ratio is better for edgeshed.
+
+${table(["case", "edgeshed vs tower ns/op", "edgeshed / tower", "second run", "goal"], rows)}
+
+${source("core.json")}
+`;
+}
+
+function node() {
+  const { summary, memory } = load("node.json");
+  const paths = ["uncontended", "contended", "overload (shed)"];
+  const rows = Object.entries(summary).map(([peer, byPath]) => [
+    peer,
+    ...paths.map((p) => (byPath[p] ? `**${f(byPath[p].ratio)}** (${goalCell(byPath[p].ratio, byPath[p].goal)})` : "–")),
+  ]);
+  const mem = Object.values(memory)
+    .map((m) => `${m.label}: ${f(m.total, 0)} B per queued waiter`)
+    .join("; ");
+  return `## Node.js: \`Limiter.run\` against p-limit, p-queue and cockatiel
+
+\`benches/node/limiter.bench.mjs\`: the npm package as users load it (\`pkg/node.js\`) against each peer in
+one process, alternating rounds; each cell is edgeshed's time per task over the peer's (median of per-round
+ratios; below 1 edgeshed is faster) and the goal. uncontended: \`run(() => 1)\` one at a time; contended: limit
+8, 10,000 tasks queued at once; overload: limit 1 held, every call refused (the peers with a user-side check
+where they cannot shed). "p-queue (timeout)": p-queue with a per-task timeout, the feature-equivalent peer.
+
+${table(["edgeshed / peer", ...paths], rows)}
+
+Memory (case 4): ${mem} (goal ≤ 292 B). tower-on-wasm (\`benches/tower-wasm/\`) was not built in this run;
+its last figures, on an older build, are in the log ("Issue 6 goals: which hold").
+
+${source("node.json")}
+`;
+}
+
+function size() {
+  const { sizes, node: startup, workerd } = load("size.json");
+  const kib = (r, key) => (r[key] != null ? f(r[key] / 1024, 1) : f(r[`${key}KiB`], 1));
+  const label = { worker: "edge worker (`dist/worker/`)", package: "npm package (`pkg/`)" };
+  const sizeRows = Object.entries(sizes).map(([name, r]) => [
+    label[name] ?? name,
+    `**${kib(r, "wasmGzip")} KiB**`,
+    `≤ ${r.goalKiB} KiB ${kib(r, "wasmGzip") <= r.goalKiB ? "✓" : "✗"}`,
+    `${f(startup[name]?.compile)} + ${f(startup[name]?.instantiate)} ms`,
+  ]);
+  const coldRows = Object.entries(workerd).map(([name, r]) => [name, f(r.ready, 1), f(r.first, 1), f(r.total, 1)]);
+  return `## Size and start-up
+
+\`benches/size.mjs\`: \`gzip -9\` of each wasm file; \`WebAssembly.compile\` + \`initSync\` in a fresh Node.js
+process (median of 9); Miniflare cold starts against a trivial JS worker.
+
+${table(["artefact", "wasm gzip", "goal", "Node compile + instantiate"], sizeRows)}
+
+${table(["workerd (Miniflare 4.20260426.0), ms", "new Miniflare → ready", "first request", "total"], coldRows)}
+
+The test command holds the sizes to their goals on every run (suites \`npm_package\`, \`worker\`).
+${source("size.json")}
+`;
+}
+
+function e2e() {
+  const { meta, rows } = load("e2e-goodput.json");
+  const arrivals = [...new Set(rows.map((r) => r.arrival))];
+  return `## workerd: goodput at overload (issue 13)
+
+\`benches/e2e/run.mjs\`: the gateway (\`worker/index.mjs\` + \`dist/worker/\`) in workerd fans \`/aggregate\` out to
+origins a and b (${meta.slots} requests at once in ${meta.latencyMs} ms each: capacity ${meta.capacity} req/s), per
+configuration and arrival process (smooth Poisson, bursty autocannon), at 1×, 3× and 10× the capacity, then
+the origins' slots halve. p-limit and naive are plain-JS workers that queue without bound; floor 503 answers
+503 at once (the latency floor of a shed answer). Every figure of the run: \`node benches/e2e/lib/render.mjs
+benches/results/e2e-goodput.json\`.
+
+${arrivals.map((a) => compact(rows, a, meta)).join("\n\n")}
+
+Cells: goodput (2xx/s ÷ ${meta.capacity}; after halving ÷ ${meta.capacity / 2}) · admitted p99 · 503 p99 ("+": some
+requests unanswered 3 s after the run, not in the p99). Unloaded latency ${f(meta.unloaded.p50, 1)} ms (p50).
+
+${goalsMarkdown(rows, meta)}
+![goodput against admitted p99, per configuration and level](BENCHMARKS-adaptive.svg)
+
+(The plot: \`node benches/e2e/lib/plot.mjs benches/results/e2e-goodput.json BENCHMARKS-adaptive.svg\`.)
+${source("e2e-goodput.json")}
+`;
+}
+
+function cpu() {
+  const { summary: s, rounds } = load("cpu.json");
+  const rows = [
+    ["edgeshed worker / floor 503 worker", `**${f(s.edgeshedOverFloor)}**`],
+    ["previous build / floor 503 worker", f(s.beforeOverFloor)],
+    ["edgeshed worker / previous build", `**${f(s.edgeshedOverBefore)}**`],
+  ];
+  if (s.msPerResponse) for (const [name, ms] of Object.entries(s.msPerResponse)) rows.push([`${name}, ms per response`, f(ms, 3)]);
+  return `## workerd: CPU per response
+
+\`benches/e2e/cpu.mjs\`: workerd's user + system CPU per response under closed-loop overload (~94 % shed 503s),
+the edgeshed worker beside the floor worker (and \`--before DIR\`: an older build), median of the per-round
+ratios over ${rounds} alternating rounds.
+
+${table(["ratio", "median"], rows)}
+
+${source("cpu.json")}
+`;
+}
+
+function nodeSim() {
+  const part = (name) => {
+    const { meta, phases, rows } = load(name);
+    const body = rows.map((r) => [
+      r.algorithm === "fixed" ? "fixed (maxInFlight 6)" : r.algorithm,
+      ...r.byPhase.map((p) => `${f(p.goodput, 0)}/s (**${f(p.fraction)}**) · ${f(p.p99, 0)} ms · ${f(p.limit, 1)}`),
+    ]);
+    return `Origin σ ${meta.sigma}:\n\n${table(["limit", ...phases.map((p) => `${p}: goodput (of capacity) · admitted p99 · settled limit`)], body)}\n\n${source(name)}`;
+  };
+  const { meta } = load("node-sim.json");
+  return `## Node simulation of the adaptive limits
+
+\`benches/adaptive/node-sim.mjs\`: the dashboard's simulation (\`www/sim.js\`) in Node.js with the wasm \`Limiter\`,
+one lane per limit fed the same Poisson arrivals (${meta.load}× the first capacity), each against its own origin
+of ${meta.capacity} slots × ${meta.latencyMs} ms (log-normal), halved after ${meta.seconds / 2} s; every lane
+\`maxQueue\` ${meta.policy.maxQueue}, \`queueTimeoutMs\` ${meta.policy.queueTimeoutMs}, \`deadlineMs\` ${meta.policy.deadlineMs}.
+
+${part("node-sim.json")}
+
+${part("node-sim-sigma-0.02.json")}
+`;
+}
+
+function budget() {
+  const { meta, rows } = load("budget.json");
+  const body = rows.map((r, i) => {
+    const base = rows[i - (i % 2)];
+    const added = r.budget === "yes" ? `${f(r.p50 - base.p50, 1)} / ${f(r.p99 - base.p99, 1)}` : "–";
+    return [r.load, r.budget, r.sent, r.statuses[200] ?? 0, r.statuses[503] ?? 0, r.callsPerAdmitted ?? "–", f(r.p50, 1), f(r.p99, 1), added, `${r.originPeak} of ${meta.budget}`, `**${f(r.goodput, 3)}**`];
+  });
+  return `## workerd: fleet budget (issue 14)
+
+\`benches/budget/run.mjs\`: ${meta.gateways} gateway isolates share one \`EdgeshedBudget\` object (budget ${meta.budget}) in
+front of an origin holding each call ${meta.latencyMs} ms (capacity ${meta.capacityRps} req/s), open-loop arrivals at
+1× and 10× for ${meta.seconds} s, against the same fleet with the budget split statically (\`maxInFlight\`
+${meta.budget / meta.gateways} per isolate). Goodput: origin busy time / (budget × run time). Goals: object calls
+per admitted request ≤ 0.1 at 10×, added p50 ≤ 2 ms, origin peak ≤ budget, goodput ≥ 0.9 at 10×.
+
+${table(["load", "budget", "sent", "200", "503", "object calls / admitted", "p50 ms", "p99 ms", "added p50 / p99 ms", "origin peak", "goodput"], body)}
+
+${source("budget.json")}
+`;
+}
+
+const HEAD = `# Benchmarks
+
+<!-- Generated by scripts/benchmarks-md.mjs from benches/results/*.json: edit those (or the script), then run
+     \`node scripts/benchmarks-md.mjs\`; \`bash scripts/test.sh docs\` fails when this file is stale. -->
+
+Today's figures, per peer and per path. How each was reached (profiles, before/after runs, the reasons
+behind each miss) is the dated lab notebook, [docs/benchmarks-log-2026.md](docs/benchmarks-log-2026.md).
+Every figure comes from a 2-core VM (AMD EPYC under KVM) shared with other builds: ratios measured in one
+process with alternating rounds are the figures to trust; absolute times move with the machine's load.
+None of these benches is part of the test command.
+
+## Running the benches
+
+\`\`\`sh
+node benches/run-all.mjs                     # every bench: native, node, size, e2e, cpu, fleet
+node benches/run-all.mjs --quick             # a smoke run of each
+node benches/run-all.mjs --skip native,e2e   # any of: native, node, size, e2e, cpu, fleet, tower
+node benches/run-all.mjs --build             # rebuild pkg/, dist/worker/ and benches/tower-wasm/pkg/ first
+\`\`\`
+
+Each table below names the command that produced it; the benches with \`--json FILE\` write the input file
+of their table (\`benches/results/\`), the native one (\`cargo bench --bench core\`) prints only.
+`;
+
+const TAIL = `## Benches with no figures here yet
+
+- \`node benches/e2e/fleet.mjs\`: three gateway isolates, per-isolate limits against the fleet budget (issue 21).
+- \`node benches/adaptive/node-sim.mjs --limiters 3\`: independent limiters in front of one simulated origin (issue 21).
+- \`node benches/e2e/criticality.mjs\`, \`node benches/e2e/codel.mjs\`, \`node benches/e2e/tenants.mjs\`: per-class
+  goodput under a criticality flood, CoDel against FIFO, the noisy tenant (issues 23 and 24).
+- \`node benches/e2e/rss.mjs\`: workerd RSS growth and shed latency per level (issue 6; last figures 2026-11-30 in the log).
+- \`node benches/soak/soak.mjs\`: the soak; its 10 s form runs in the test command (suite \`soak_smoke\`).
+
+Each takes \`--json FILE\`; to add its table, commit the file under \`benches/results/\`, give it an entry in
+\`benches/results/index.json\` and a section in \`scripts/benchmarks-md.mjs\`.
+`;
+
+export function render() {
+  return [HEAD, core(), node(), size(), e2e(), cpu(), nodeSim(), budget(), TAIL].join("\n");
+}
+
+const text = render();
+if (process.argv.includes("--check")) {
+  let current = "";
+  try {
+    current = readFileSync(TARGET, "utf8");
+  } catch {
+    current = "";
+  }
+  if (current !== text) {
+    const a = current.split("\n");
+    const b = text.split("\n");
+    const i = a.findIndex((line, k) => line !== b[k]);
+    const at = i < 0 ? Math.min(a.length, b.length) : i;
+    console.error(`BENCHMARKS.md is not what scripts/benchmarks-md.mjs makes of benches/results/ (first difference at line ${at + 1}):`);
+    console.error(`  file:      ${JSON.stringify(a[at] ?? "<end of file>")}`);
+    console.error(`  generated: ${JSON.stringify(b[at] ?? "<end of file>")}`);
+    console.error("Run `node scripts/benchmarks-md.mjs` and commit the result.");
+    process.exit(1);
+  }
+  console.log("BENCHMARKS.md matches benches/results/");
+} else {
+  writeFileSync(TARGET, text);
+  console.log(`wrote BENCHMARKS.md (${text.split("\n").length} lines)`);
+}
