@@ -48,7 +48,8 @@ impl Overflow {
     /// The slot `id` names, if live.
     #[inline(never)]
     pub(super) fn index(&self, id: u64) -> Option<usize> {
-        self.find(id).ok().map(|at| self.slots[at].1)
+        let at = self.find(id).ok()?;
+        self.slots.get(at).map(|&(_, index)| index)
     }
 
     /// Forgets `id`; the list gives its memory back once three quarters empty.
