@@ -47,9 +47,9 @@ fn without_required_calls_the_gate_is_open() {
 
 #[test]
 fn the_gate_wakes_the_waiting_calls_when_it_opens() {
+    use std::future::Future;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-    use std::future::Future;
     use std::task::{Context, Wake, Waker};
 
     struct Count(AtomicUsize);
