@@ -17,10 +17,19 @@ describe("fan-out: all-or-nothing admission", () => {
       origins: {
         free: { url: free.url },
         busy: { url: busy.url, maxInFlight: 1, maxQueue: 1, queueTimeoutMs: 100 },
+        solo: { url: busy.url, maxInFlight: 1, maxQueue: 1, queueTimeoutMs: 500 },
       },
       routes: [
         { path: "/hold", fanout: [{ origin: "busy", path: "/hold" }] },
         { path: "/both", fanout: [{ origin: "free", path: "/f" }, { origin: "busy", path: "/b" }] },
+        // one origin twice: the second call queues for the permit the first holds
+        {
+          path: "/twice",
+          fanout: [
+            { origin: "solo", path: "/t1", required: false },
+            { origin: "solo", path: "/t2" },
+          ],
+        },
         {
           path: "/optional",
           fanout: [
@@ -88,6 +97,16 @@ describe("fan-out: all-or-nothing admission", () => {
       held.open();
     }
     assert.equal((await holder).status, 200);
+    await worker.until(idle, { what: "idle" });
+  });
+
+  test("a call never waits at the gate for a sibling queued on its own origin: a route calling one origin twice with limit 1 answers 200", async () => {
+    busy.reset();
+    busy.behave(answer({ t: 1 }));
+    const r = await worker.get("/twice");
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json, { results: { solo: { t: 1 } }, degraded: [] });
+    assert.equal(busy.requests.length, 2, "one call after the other");
     await worker.until(idle, { what: "idle" });
   });
 });

@@ -72,7 +72,7 @@ pub(super) async fn call_origin(
         deadline: siblings.deadline,
         ctx: siblings.ctx,
         ticket: Some(ticket),
-        ready: siblings.gate.admitted(call.required),
+        ready: siblings.gate.admitted(call.origin, call.required),
     };
     let called = origin
         .call(plan, |config| outgoing(config, call, siblings.request))

@@ -2,9 +2,10 @@
 //!
 //! A request is admitted all-or-nothing: globally, then every call through
 //! its origin's pipeline, where no call fetches before every required call
-//! is admitted ([`AdmissionGate`]). The first required call that fails
-//! decides the answer (the one failure table, [`crate::failure`]); the
-//! others are then dropped, their permits freed and their fetches aborted.
+//! (to another origin) is admitted ([`AdmissionGate`]). The first required
+//! call that fails decides the answer (the one failure table,
+//! [`crate::failure`]); the others are then dropped, their permits freed
+//! and their fetches aborted.
 
 mod call;
 mod merge;
@@ -37,7 +38,8 @@ pub(crate) async fn respond(
     };
     let budgeted = |origin: usize| gateway.origin(origin).is_some_and(|o| o.budget.is_some());
     let order = BudgetOrder::new(calls.iter().map(|call| call.origin), budgeted);
-    let gate = AdmissionGate::new(calls.iter().filter(|call| call.required).count());
+    let required = calls.iter().filter(|call| call.required);
+    let gate = AdmissionGate::new(required.map(|call| call.origin));
     let siblings = Siblings {
         deadline,
         request,
