@@ -4,7 +4,8 @@
 //! calls to origins and answers 503 + `Retry-After` on overload, built with
 //! wasm-pack by `scripts/build-worker.sh` and started by `worker/index.mjs`.
 //!
-//! The pure parts — configuration, path joining, metrics — compile and are
+//! The pure parts — configuration, path joining, metrics, the failure →
+//! status table, the fan-out's admission gate — compile and are
 //! tested on every target; the HTTP handler (web-sys, on
 //! [edgeshed-wasm](https://docs.rs/edgeshed-wasm)'s executor) is wasm32 only.
 
@@ -12,6 +13,8 @@ pub mod budget;
 #[cfg(target_arch = "wasm32")]
 pub mod budget_object;
 pub mod config;
+pub mod failure;
+pub mod gate;
 pub mod metrics;
 pub mod proxy_path;
 

@@ -2,7 +2,7 @@
 //! permits: by origin (the configuration's order), one at a time.
 //! (Futures and wakers only, no I/O: the gateway's fan-out uses it.)
 //!
-//! A budgeted call may wait for a permit (`budget_admit.rs`) while the same
+//! A budgeted call may wait for a permit (`handler/budget/admit.rs`) while the same
 //! request holds another origin's. If two requests took them in opposite
 //! orders, each could hold what the other waits for until both gave up (at
 //! overload, every request: goodput fell to a tenth in the fleet bench). One

@@ -1,5 +1,5 @@
-// JavaScript helpers of the fleet budget (src/handler/budget.rs,
-// src/handler/budget_admin.rs): calls to the EdgeshedBudget Durable Object.
+// JavaScript helpers of the fleet budget (src/handler/budget/,
+// src/handler/admin/budget.rs): calls to the EdgeshedBudget Durable Object.
 // Nothing here throws into Rust: every outcome is reported through a
 // callback or a promise that settles.
 
@@ -103,7 +103,7 @@ function callOnce(namespace, name, method, args, timeoutMs, what, report, fail, 
  * contended)` is called exactly once, later, with the grant or `ok = false`
  * on any failure (including a malformed answer). `numbers`: `[limit, ttlMs,
  * held, inUse, wanted, waitMs, timeoutMs, epoch, served, dropped, rttTotalUs,
- * rttSquares, minRttUs, maxRttUs, maxInFlight]` (see budget_calls.rs);
+ * rttSquares, minRttUs, maxRttUs, maxInFlight]` (see budget/calls.rs);
  * `adaptive`: the budget's `adaptive` section, or undefined.
  */
 export function callLease(namespace, name, holder, numbers, adaptive, done, ctx) {

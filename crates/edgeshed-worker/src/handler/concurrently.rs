@@ -1,5 +1,5 @@
-//! Running a fan-out's calls together: until one of them decides the
-//! outcome, and a turn for the others between a call's steps.
+//! Running a fan-out's calls together, until one of them decides the
+//! outcome.
 
 use futures_util::future::select_all;
 
@@ -36,17 +36,4 @@ pub(crate) async fn until_decided<F: core::future::Future>(
         }
     }
     (outputs, None)
-}
-
-/// Pending once (waking its task), then ready.
-pub(crate) async fn yield_once() {
-    let mut yielded = false;
-    core::future::poll_fn(|cx| {
-        if core::mem::replace(&mut yielded, true) {
-            return core::task::Poll::Ready(());
-        }
-        cx.waker().wake_by_ref();
-        core::task::Poll::Pending
-    })
-    .await;
 }

@@ -1,7 +1,7 @@
 // JavaScript helpers of the worker's handler (src/handler/*.rs),
 // imported by wasm-bindgen as one module.
 
-// --- src/handler/fanout.rs ---
+// --- src/handler/fanout/call.rs ---
 export function readTextLimited(response, max) {
   try {
     return readLimited(response, max);
@@ -61,7 +61,7 @@ export function waitUntilSettled(ctx, promise) {
   }
 }
 
-// --- src/handler/state.rs ---
+// --- src/handler/gateway.rs ---
 export function logError(message) {
   try {
     console.error(message);
@@ -70,7 +70,7 @@ export function logError(message) {
   }
 }
 
-// --- src/handler/origin_call.rs ---
+// --- src/handler/origin/limit.rs ---
 export function tryAbort(controller) {
   try {
     controller.abort();
@@ -87,7 +87,7 @@ export function makeResponse(status, body, lines) {
   return new Response(body, { status, headers });
 }
 
-// --- src/handler/proxy.rs ---
+// --- src/handler/proxy/held.rs ---
 export function pipeHeld(body, release, ctx, length, idleMs) {
   // Piping into a workerd stream inside waitUntil settles both when the body
   // ends and when the client goes away, so the permits always come back (a

@@ -3,26 +3,33 @@
 //!
 //! The JavaScript entry (`worker/index.mjs`) only instantiates the module and
 //! forwards `fetch(request, env, ctx)` to [`handle`].
+//!
+//! The request's path: [`handle`] spawns it as a task → `route` finds the
+//! route → a route kind (`fanout`, `proxy`) admits it globally
+//! (`global`) → each origin call runs its origin's pipeline
+//! (`origin::OriginRuntime::call`: local limit → fleet budget → sample →
+//! fetch → sample) → a failure becomes its answer through the one table
+//! (`crate::failure`, via `respond`).
+//!
+//! Module dependency order (each uses only those before it):
+//! `respond`, `concurrently`, `convert` → `budget` → `origin` → `global` →
+//! `gateway` → `fanout`, `proxy` → `admin` → this module.
 
 mod admin;
 mod budget;
-mod budget_admin;
-mod budget_admit;
-mod budget_calls;
 mod concurrently;
 mod convert;
 mod fanout;
-mod origin_call;
-mod origin_limit;
+mod gateway;
+mod global;
+mod origin;
 mod proxy;
-mod refusal;
 mod respond;
-mod state;
 
 use edgeshed::time::Clock;
 use edgeshed_wasm::JsClock;
+use gateway::Gateway;
 use respond::{error_json, ResponseParts};
-use state::Gateway;
 use wasm_bindgen::prelude::*;
 
 /// Handles one request. The promise always resolves to a `Response`: every
@@ -37,7 +44,8 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
     let lifetime = match Gateway::for_isolate(&env) {
         Ok(gateway) => {
             if reclaimed > 0 {
-                gateway.metrics.borrow_mut().reclaimed_tasks += reclaimed as u64;
+                let total = gateway.reclaimed_tasks.get() + reclaimed as u64;
+                gateway.reclaimed_tasks.set(total);
             }
             Some(gateway.config.max_request_time().as_secs_f64() * 1000.0)
         }
@@ -134,8 +142,7 @@ async fn route(
                 ctx,
                 entry,
                 *origin,
-                &rest,
-                query.as_deref(),
+                (&rest, query.as_deref()),
             )
             .await
         }

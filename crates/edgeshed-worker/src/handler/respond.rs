@@ -1,24 +1,10 @@
 //! Building responses: JSON bodies, status, headers and `Server-Timing`.
 
+pub(crate) use crate::failure::error_json;
+use crate::failure::{Failure, Scope};
 use crate::metrics::{server_timing, Timing};
 use core::time::Duration;
 use wasm_bindgen::JsValue;
-
-/// `{"error":"<kind>", "<key>": "<value>"...}` with JSON-escaped strings.
-pub(crate) fn error_json(kind: &str, fields: &[(&str, &str)]) -> String {
-    let mut body = format!("{{\"error\":{}", json_string(kind));
-    for (key, value) in fields {
-        body.push_str(&format!(",{}:{}", json_string(key), json_string(value)));
-    }
-    body.push('}');
-    body
-}
-
-/// A JSON string literal for `text` (in Rust: `JSON.stringify` cost a
-/// crossing and two string copies per call, 3 % of the shed path's CPU).
-pub(crate) fn json_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
-}
 
 /// A response under construction.
 pub(crate) struct ResponseParts {
@@ -42,6 +28,18 @@ impl ResponseParts {
             body: Body::Text(body),
             headers: vec![("content-type".into(), "application/json".into())],
             timings: Vec::new(),
+        }
+    }
+
+    /// The answer to `failure` in `scope` (the one table,
+    /// [`Failure::answer`]), with `Retry-After` on a 503.
+    pub(crate) fn failure(failure: Failure, scope: Scope<'_>, retry_after_seconds: u32) -> Self {
+        let answer = failure.answer(scope);
+        let parts = Self::json(answer.status, answer.body);
+        if answer.retry_after {
+            parts.header("retry-after", &retry_after_seconds.to_string())
+        } else {
+            parts
         }
     }
 

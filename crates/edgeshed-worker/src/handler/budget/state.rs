@@ -1,36 +1,34 @@
-//! The fleet budget in the isolate: one [`OriginBudget`] per budgeted
-//! origin drives a [`LeaseHolder`] against the origin's `EdgeshedBudget`
-//! Durable Object, and gates admissions after the origin's local limiter
-//! (`budget_admit.rs`).
+//! One budgeted origin's fleet-budget state in this isolate: its
+//! [`LeaseHolder`], the requests waiting for a permit, the calls to its
+//! `EdgeshedBudget` Durable Object under way, and its counters.
 //!
 //! - A call is admitted when the holder's effective limit allows it
 //!   (min(local limit, permits leased), or the `unavailable` fallback).
 //! - Otherwise the request waits, at most the holder's patience (TTL / 10)
 //!   and never past its deadline or the origin's `timeoutMs`, while the
 //!   holder asks for what it needs; the object keeps that ask and answers it
-//!   as soon as permits come back. A request still without a permit then is
-//!   refused: 503 with `"reason":"budget"`, counted in `budgetShed`.
+//!   as soon as permits come back (`admit.rs`). A request still without a
+//!   permit then is refused: 503 with `"reason":"budget"`, counted in
+//!   `budgetShed`.
 //! - The holder's calls (asks, renewals, give-backs, its watch) are started
 //!   by admissions, completions, answers and a timer at the holder's next
-//!   due time ([`LeaseHolder::next_poll_at`]; see `budget_calls.rs`). Each
-//!   runs under `ctx.waitUntil` and reports back through a callback.
+//!   due time ([`LeaseHolder::next_poll_at`]; see `calls.rs`). Each runs
+//!   under `ctx.waitUntil` and reports back through a callback.
 
-use super::budget_calls::now_ms;
-use crate::budget::{HolderConfig, LeaseHolder};
-use crate::config::{Budget, Config, ConfigError};
+use crate::budget::{HolderConfig, LeaseHolder, Waiting};
+use crate::config::Budget;
 use core::cell::{Cell, RefCell};
 use core::task::Waker;
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/handler/budget_glue.js")]
-extern "C" {
-    /// `env[name]` if it is a Durable Object namespace, else `undefined`.
-    #[wasm_bindgen(js_name = namespaceOf)]
-    fn namespace_of(env: &JsValue, name: &str) -> JsValue;
-    /// `console.warn(message)`; never throws.
-    #[wasm_bindgen(js_name = logWarning)]
-    fn log_warning(message: &str);
+/// `Date.now()` in whole milliseconds (0 if unusable).
+pub(crate) fn now_ms() -> u64 {
+    let now = js_sys::Date::now();
+    if now.is_finite() && now > 0.0 {
+        now as u64
+    } else {
+        0
+    }
 }
 
 /// Counters of one budgeted origin in this isolate.
@@ -56,7 +54,7 @@ pub(crate) struct OriginBudget {
     pub(crate) name: String,
     pub(crate) namespace: JsValue,
     pub(crate) config: Budget,
-    pub(super) holder: RefCell<LeaseHolder>,
+    pub(crate) holder: RefCell<LeaseHolder>,
     /// Requests waiting for a permit, and the latest time any of them waits
     /// until (ms; reset when none waits).
     pub(super) waiting: Cell<(u32, u64)>,
@@ -73,53 +71,18 @@ pub(crate) struct OriginBudget {
     pub(crate) counters: Cell<BudgetCounters>,
 }
 
-/// Every origin's budget, in `config.origins` order (`None`: no budget).
-/// A budget whose binding is not a namespace in `env` is a configuration
-/// error naming `origins.<name>.budget.binding`.
-pub(crate) fn budgets(
-    env: &JsValue,
-    config: &Config,
-) -> Result<Vec<Option<Rc<OriginBudget>>>, ConfigError> {
-    let mut errors = Vec::new();
-    let mut budgets = Vec::new();
-    for origin in &config.origins {
-        let Some(budget) = &origin.budget else {
-            budgets.push(None);
-            continue;
-        };
-        let namespace = namespace_of(env, &budget.binding);
-        if namespace.is_undefined() {
-            errors.push(format!(
-                "origins.{}.budget.binding: env has no Durable Object namespace \"{}\" (declare it in \
-                 wrangler.toml [[durable_objects.bindings]] with class_name = \"EdgeshedBudget\")",
-                origin.name, budget.binding
-            ));
-            continue;
-        }
-        let timeout_ms = origin.timeout.map_or(0, |t| t.as_millis() as u64);
-        if budget.lease_ttl_ms < 2 * timeout_ms {
-            log_warning(&format!(
-                "edgeshed: origins.{0}.budget.leaseTtlMs ({1}) should be at least twice \
-                 origins.{0}.timeoutMs ({2}): an isolate admits no call that could outlive its \
-                 lease, and only calls of up to half the TTL are sure to end before the permits of \
-                 an isolate that died are granted again",
-                origin.name, budget.lease_ttl_ms, timeout_ms
-            ));
-        }
-        // The most this isolate may ever ask for: its fixed limit, or the
-        // adaptive limit's maximum (the local limiter, admitted first, keeps
-        // the demand within the current adaptive limit).
-        let local_max = origin
-            .adaptive
-            .as_ref()
-            .map_or(origin.limit.max_in_flight, |adaptive| adaptive.bounds.max());
-        let local_limit = u32::try_from(local_max).unwrap_or(u32::MAX);
-        let holder = HolderConfig::new(local_limit, budget.lease_ttl_ms, budget.unavailable)
-            .calls_last(timeout_ms, budget.lease_ttl_ms);
-        budgets.push(Some(Rc::new(OriginBudget {
-            name: origin.name.clone(),
+impl OriginBudget {
+    /// The budget of origin `name` against the objects of `namespace`.
+    pub(crate) fn new(
+        name: String,
+        namespace: JsValue,
+        config: Budget,
+        holder: HolderConfig,
+    ) -> Self {
+        Self {
+            name,
             namespace,
-            config: budget.clone(),
+            config,
             holder: RefCell::new(LeaseHolder::new(holder)),
             waiting: Cell::new((0, 0)),
             generation: Cell::new(0),
@@ -128,31 +91,15 @@ pub(crate) fn budgets(
             watch: Cell::new(0),
             timer: Cell::new(None),
             counters: Cell::new(BudgetCounters::default()),
-        })));
+        }
     }
-    if errors.is_empty() {
-        Ok(budgets)
-    } else {
-        Err(ConfigError::all(errors))
+
+    /// The requests waiting for a permit, as the holder sees them.
+    pub(super) fn waiting_now(&self) -> Waiting {
+        let (count, until) = self.waiting.get();
+        Waiting { count, until }
     }
-}
 
-/// A budget permit: the call counts against the lease until dropped.
-pub(crate) struct BudgetPermit {
-    pub(super) budget: Rc<OriginBudget>,
-    pub(super) ctx: JsValue,
-}
-
-impl Drop for BudgetPermit {
-    fn drop(&mut self) {
-        self.budget.holder.borrow_mut().finish(now_ms());
-        // a request waiting for a permit may take this one
-        self.budget.changed();
-        self.budget.kick(&self.ctx);
-    }
-}
-
-impl OriginBudget {
     pub(super) fn count(&self, update: impl FnOnce(&mut BudgetCounters)) {
         let mut counters = self.counters.get();
         update(&mut counters);

@@ -22,11 +22,8 @@
 //! * **Served**: any other answer (2xx, 4xx, 5xx other than 503), with its
 //!   latency.
 
-use super::budget::OriginBudget;
-use super::origin_call::Failure;
-use super::state::Gateway;
-use crate::config::{Config, ConfigError};
-use edgeshed::admission::Admission;
+use crate::failure::Failure;
+use crate::handler::budget::OriginBudget;
 use edgeshed::limit::adaptive::{AnyLimit, Controller, Ending, Started};
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::JsClock;
@@ -43,18 +40,15 @@ pub(crate) struct Sampling {
     fleet: Option<(Rc<OriginBudget>, u64, Instant, u32)>,
 }
 
-/// Starts sampling a call to origin `index`, if its limit is adaptive. Call
-/// it once the call holds its origin permit.
-pub(crate) fn start(gateway: &Gateway, index: usize) -> Option<Sampling> {
-    let local = gateway
-        .controllers
-        .get(index)
-        .and_then(Option::as_ref)
-        .map(|controller| (controller.clone(), controller.start(&JsClock)));
-    let fleet = gateway
-        .budgets
-        .get(index)
-        .and_then(Option::as_ref)
+/// Starts sampling a call to an origin with the adaptive limit `local`
+/// and the fleet budget `budget`, if either is adaptive. Call it once the
+/// call holds its origin permit.
+pub(crate) fn start(
+    local: Option<&Controller<AnyLimit>>,
+    budget: Option<&Rc<OriginBudget>>,
+) -> Option<Sampling> {
+    let local = local.map(|controller| (controller.clone(), controller.start(&JsClock)));
+    let fleet = budget
         .filter(|budget| budget.config.adaptive.is_some())
         .map(|budget| {
             let holder = budget.holder.borrow();
@@ -113,29 +107,4 @@ pub(crate) fn sample_fetch(
             Err(failure) => Err(*failure),
         });
     }
-}
-
-/// The controllers of `config`'s adaptive origins, driving the semaphores
-/// of `admissions` (one per origin, in order); `None` for fixed origins.
-pub(crate) fn controllers(
-    config: &Config,
-    admissions: &[Admission<JsClock>],
-) -> Result<Vec<Option<Controller<AnyLimit>>>, ConfigError> {
-    config
-        .origins
-        .iter()
-        .zip(admissions)
-        .map(|(origin, admission)| {
-            let Some(adaptive) = &origin.adaptive else {
-                return Ok(None);
-            };
-            let algorithm = adaptive.build().map_err(|error| {
-                ConfigError::new(format!("origins.{}.adaptive: {error}", origin.name))
-            })?;
-            Ok(Some(Controller::new(
-                algorithm,
-                admission.semaphore().clone(),
-            )))
-        })
-        .collect()
 }

@@ -2,8 +2,10 @@
 //! and closed unless the configuration opens them: 404 without `statsToken`
 //! or `"statsPublic": true`, 401 without the right bearer token.
 
+mod budget;
+
+use super::gateway::Gateway;
 use super::respond::{error_json, ResponseParts};
-use super::state::Gateway;
 use crate::config::Admin;
 use crate::metrics::{render_prometheus, render_stats_json};
 use wasm_bindgen::JsValue;
@@ -19,6 +21,7 @@ fn same_secret(given: &str, expected: &str) -> bool {
             == 0
 }
 
+/// Answers `/__edgeshed/<path>` once the request may see it.
 pub(crate) async fn respond(
     gateway: &Gateway,
     request: &web_sys::Request,
@@ -53,7 +56,7 @@ pub(crate) async fn respond(
         }
         "/__edgeshed/metrics" => {
             let mut body = gateway.with_scopes(render_prometheus);
-            let reclaimed = gateway.metrics.borrow().reclaimed_tasks;
+            let reclaimed = gateway.reclaimed_tasks.get();
             body.push_str(&format!(
                 "# HELP edgeshed_reclaimed_tasks_total Requests cancelled by the runtime whose permits were reclaimed.\n\
                  # TYPE edgeshed_reclaimed_tasks_total counter\n\
@@ -73,14 +76,14 @@ pub(crate) async fn respond(
                 edgeshed_wasm::task::live_tasks(),
                 edgeshed_wasm::task::lost_tasks(),
                 edgeshed_wasm::task::foreign_steps(),
-                super::proxy::held_bodies(),
+                crate::handler::proxy::held_bodies(),
             ));
-            super::budget_admin::render_metrics(gateway, &mut body);
+            budget::render_metrics(gateway, &mut body);
             ResponseParts::text(200, "text/plain; version=0.0.4; charset=utf-8", body)
                 .header("cache-control", "no-store")
                 .into_response()
         }
-        "/__edgeshed/budget" => super::budget_admin::fleet(gateway).await,
+        "/__edgeshed/budget" => budget::fleet(gateway).await,
         _ => ResponseParts::json(404, error_json("not_found", &[])).into_response(),
     }
 }

@@ -1,8 +1,8 @@
 //! `GET /__edgeshed/budget` (the fleet view, asked from the objects) and the
 //! budget's lines of `/__edgeshed/metrics`.
 
-use super::respond::ResponseParts;
-use super::state::Gateway;
+use crate::handler::gateway::Gateway;
+use crate::handler::respond::ResponseParts;
 use core::fmt::Write;
 use edgeshed::time::Clock;
 use edgeshed_wasm::settled::Settled;
@@ -23,7 +23,7 @@ const VIEW_TIMEOUT_MS: f64 = 2_000.0;
 /// `{"origins": {"<name>": {"limit", "leased", "holders", "learning"}}}`.
 pub(crate) async fn fleet(gateway: &Gateway) -> Result<web_sys::Response, JsValue> {
     let entries = js_sys::Array::new();
-    for budget in gateway.budgets.iter().flatten() {
+    for budget in gateway.origins.iter().filter_map(|o| o.budget.as_ref()) {
         let entry = js_sys::Array::new();
         entry.push(&JsValue::from_str(&budget.name));
         entry.push(&budget.namespace);
@@ -50,7 +50,11 @@ pub(crate) async fn fleet(gateway: &Gateway) -> Result<web_sys::Response, JsValu
 
 /// Appends the budget's counters and leased permits, per budgeted origin.
 pub(crate) fn render_metrics(gateway: &Gateway, out: &mut String) {
-    let budgets: Vec<_> = gateway.budgets.iter().flatten().collect();
+    let budgets: Vec<_> = gateway
+        .origins
+        .iter()
+        .filter_map(|o| o.budget.as_ref())
+        .collect();
     if budgets.is_empty() {
         return;
     }

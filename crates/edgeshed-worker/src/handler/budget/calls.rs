@@ -1,8 +1,8 @@
 //! The fleet budget's calls to its Durable Object: a lease call or a watch
 //! when the holder wants one, their answers, and the holder's timer.
 
-use super::budget::OriginBudget;
-use crate::budget::{Grant, Waiting};
+use super::state::{now_ms, OriginBudget};
+use crate::budget::Grant;
 use core::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -57,23 +57,7 @@ fn holder_id() -> Rc<str> {
     })
 }
 
-/// `Date.now()` in whole milliseconds (0 if unusable).
-pub(super) fn now_ms() -> u64 {
-    let now = js_sys::Date::now();
-    if now.is_finite() && now > 0.0 {
-        now as u64
-    } else {
-        0
-    }
-}
-
 impl OriginBudget {
-    /// The requests waiting for a permit, as the holder sees them.
-    fn waiting_now(&self) -> Waiting {
-        let (count, until) = self.waiting.get();
-        Waiting { count, until }
-    }
-
     /// Starts a lease call or a watch if the holder wants one now, and
     /// arms the timer for its next due time.
     pub(super) fn kick(self: &Rc<Self>, ctx: &JsValue) {
@@ -230,7 +214,7 @@ impl OriginBudget {
         {
             let mut holder = self.holder.borrow_mut();
             match grant {
-                Some(grant) => holder.on_grant(super::budget_calls::now_ms(), grant),
+                Some(grant) => holder.on_grant(now_ms(), grant),
                 None => holder.on_failure(),
             }
         }

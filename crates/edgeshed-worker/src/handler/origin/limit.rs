@@ -1,11 +1,10 @@
-//! One call to an origin under its limiter, its own timeout and the request's
-//! deadline. A call that is dropped (cancelled) aborts its fetch.
+//! The time limit of one origin call (its own `timeoutMs` and the request's
+//! deadline) and its fetch, which is aborted when the call is dropped
+//! (cancelled) or its limit passes.
 
-use super::state::Gateway;
+use crate::failure::Failure;
 use core::pin::Pin;
 use core::time::Duration;
-use edgeshed::admission::AdmitError;
-use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::fetch::global_fetch;
 use edgeshed_wasm::race::or_never;
@@ -14,23 +13,6 @@ use edgeshed_wasm::JsClock;
 use futures_util::future::{select, Either};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortController;
-
-/// Why an origin call failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Failure {
-    /// Its limiter or its fleet budget refused it (503), and why.
-    Overloaded(super::refusal::Refusal),
-    /// The request's deadline passed first.
-    Deadline,
-    /// The origin's own `timeoutMs` passed first.
-    Timeout,
-    /// Unreachable, reset, or not a valid response.
-    Unreachable,
-    /// Answered with a non-2xx status.
-    Status(u16),
-    /// Answered with a body larger than the origin's `maxBodyBytes`.
-    TooLarge,
-}
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/handler/glue.js")]
 extern "C" {
@@ -67,61 +49,6 @@ impl AbortOnDrop {
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.abort();
-    }
-}
-
-/// An origin permit: the local limiter's and, for a budgeted origin, the
-/// fleet budget's. Dropping it frees both.
-pub(crate) struct OriginPermit {
-    _local: Permit,
-    _budget: Option<super::budget::BudgetPermit>,
-}
-
-/// Waits for a permit of origin `index` (its local limit, then its fleet
-/// budget, if any, in the request's budget order `turn`); returns it and
-/// the time waited.
-pub(crate) async fn admit_origin(
-    gateway: &Gateway,
-    index: usize,
-    deadline: Option<Instant>,
-    ctx: &JsValue,
-    turn: Option<&crate::budget::Ticket<'_>>,
-) -> Result<(OriginPermit, Duration), Failure> {
-    let admission = gateway.origins.get(index).ok_or(Failure::Unreachable)?;
-    let start = JsClock.now();
-    let admit = match deadline {
-        Some(at) => admission.admit_before(at),
-        None => admission.admit(),
-    };
-    let outcome = edgeshed_wasm::task::RemoteWake::new(admit).await;
-    let outcome = match (outcome, gateway.budgets.get(index).and_then(Option::as_ref)) {
-        (Ok(local), Some(budget)) => {
-            if let Some(ticket) = turn {
-                ticket.turn().await;
-            }
-            let timeout = gateway.config.origins.get(index).and_then(|o| o.timeout);
-            match budget.admit(ctx, time_limit(deadline, timeout)).await {
-                Ok(budget) => Ok((local, Some(budget))),
-                Err(failure) => return Err(failure),
-            }
-        }
-        (outcome, _) => outcome.map(|local| (local, None)),
-    };
-    let waited = JsClock.now().saturating_duration_since(start);
-    if let Some(histogram) = gateway.metrics.borrow_mut().origin_wait.get_mut(index) {
-        histogram.observe(waited);
-    }
-    match outcome {
-        Ok((local, budget)) => Ok((
-            OriginPermit {
-                _local: local,
-                _budget: budget,
-            },
-            waited,
-        )),
-        Err(AdmitError::Expired) => Err(Failure::Deadline),
-        // Overloaded, closed, or a refusal added to the core later.
-        Err(error) => Err(Failure::Overloaded(super::refusal::Refusal::of(&error))),
     }
 }
 

@@ -2,11 +2,9 @@
 //! cannot cover waits, within its own bounded admission time, for the
 //! permits its holder asks for.
 
-use super::budget::{BudgetPermit, OriginBudget};
-use super::budget_calls::now_ms;
-use super::origin_call::Failure;
-use super::refusal::Refusal;
+use super::state::{now_ms, OriginBudget};
 use crate::budget::Unavailable;
+use crate::failure::{Failure, Refusal};
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
@@ -16,6 +14,21 @@ use edgeshed_wasm::JsClock;
 use futures_util::future::select;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
+
+/// A budget permit: the call counts against the lease until dropped.
+pub(crate) struct BudgetPermit {
+    budget: Rc<OriginBudget>,
+    ctx: JsValue,
+}
+
+impl Drop for BudgetPermit {
+    fn drop(&mut self) {
+        self.budget.holder.borrow_mut().finish(now_ms());
+        // a request waiting for a permit may take this one
+        self.budget.changed();
+        self.budget.kick(&self.ctx);
+    }
+}
 
 /// Counts a request as waiting for the budget while it lives.
 struct Waiting<'a>(&'a OriginBudget);

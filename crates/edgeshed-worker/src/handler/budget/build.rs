@@ -1,0 +1,74 @@
+//! Building every origin's fleet budget from the configuration and `env`.
+
+use super::state::OriginBudget;
+use crate::budget::HolderConfig;
+use crate::config::{Config, ConfigError};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/handler/budget_glue.js")]
+extern "C" {
+    /// `env[name]` if it is a Durable Object namespace, else `undefined`.
+    #[wasm_bindgen(js_name = namespaceOf)]
+    fn namespace_of(env: &JsValue, name: &str) -> JsValue;
+    /// `console.warn(message)`; never throws.
+    #[wasm_bindgen(js_name = logWarning)]
+    fn log_warning(message: &str);
+}
+
+/// Every origin's budget, in `config.origins` order (`None`: no budget).
+/// A budget whose binding is not a namespace in `env` is a configuration
+/// error naming `origins.<name>.budget.binding`.
+pub(crate) fn budgets(
+    env: &JsValue,
+    config: &Config,
+) -> Result<Vec<Option<Rc<OriginBudget>>>, ConfigError> {
+    let mut errors = Vec::new();
+    let mut budgets = Vec::new();
+    for origin in &config.origins {
+        let Some(budget) = &origin.budget else {
+            budgets.push(None);
+            continue;
+        };
+        let namespace = namespace_of(env, &budget.binding);
+        if namespace.is_undefined() {
+            errors.push(format!(
+                "origins.{}.budget.binding: env has no Durable Object namespace \"{}\" (declare it in \
+                 wrangler.toml [[durable_objects.bindings]] with class_name = \"EdgeshedBudget\")",
+                origin.name, budget.binding
+            ));
+            continue;
+        }
+        let timeout_ms = origin.timeout.map_or(0, |t| t.as_millis() as u64);
+        if budget.lease_ttl_ms < 2 * timeout_ms {
+            log_warning(&format!(
+                "edgeshed: origins.{0}.budget.leaseTtlMs ({1}) should be at least twice \
+                 origins.{0}.timeoutMs ({2}): an isolate admits no call that could outlive its \
+                 lease, and only calls of up to half the TTL are sure to end before the permits of \
+                 an isolate that died are granted again",
+                origin.name, budget.lease_ttl_ms, timeout_ms
+            ));
+        }
+        // The most this isolate may ever ask for: its fixed limit, or the
+        // adaptive limit's maximum (the local limiter, admitted first, keeps
+        // the demand within the current adaptive limit).
+        let local_max = origin
+            .adaptive
+            .as_ref()
+            .map_or(origin.limit.max_in_flight, |adaptive| adaptive.bounds.max());
+        let local_limit = u32::try_from(local_max).unwrap_or(u32::MAX);
+        let holder = HolderConfig::new(local_limit, budget.lease_ttl_ms, budget.unavailable)
+            .calls_last(timeout_ms, budget.lease_ttl_ms);
+        budgets.push(Some(Rc::new(OriginBudget::new(
+            origin.name.clone(),
+            namespace,
+            budget.clone(),
+            holder,
+        ))));
+    }
+    if errors.is_empty() {
+        Ok(budgets)
+    } else {
+        Err(ConfigError::all(errors))
+    }
+}

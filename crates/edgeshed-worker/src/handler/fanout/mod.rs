@@ -1,0 +1,87 @@
+//! Fan-out routes: call several origins concurrently and merge their JSON.
+//!
+//! A request is admitted all-or-nothing: globally, then every call through
+//! its origin's pipeline, where no call fetches before every required call
+//! (to another origin) is admitted ([`AdmissionGate`]). The first required
+//! call that fails decides the answer (the one failure table,
+//! [`crate::failure`]); the others are then dropped, their permits freed
+//! and their fetches aborted.
+
+mod call;
+mod merge;
+
+use super::concurrently::until_decided;
+use super::gateway::Gateway;
+use super::respond::ResponseParts;
+use crate::budget::BudgetOrder;
+use crate::config::FanOutCall;
+use crate::failure::{Failure, Scope};
+use crate::gate::AdmissionGate;
+use call::{call_origin, Outcome, Siblings};
+use edgeshed::time::Instant;
+use wasm_bindgen::JsValue;
+
+/// Answers a fan-out route: `calls` for a request that entered at `entry`,
+/// within its `deadline`, if any.
+pub(crate) async fn respond(
+    gateway: &Gateway,
+    request: &web_sys::Request,
+    entry: Instant,
+    deadline: Option<Instant>,
+    calls: &[FanOutCall],
+    ctx: &JsValue,
+) -> Result<web_sys::Response, JsValue> {
+    let retry_after = gateway.config.retry_after_seconds;
+    let global = match gateway.global.admit(entry, deadline, retry_after).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused.into_response(),
+    };
+    let budgeted = |origin: usize| gateway.origin(origin).is_some_and(|o| o.budget.is_some());
+    let order = BudgetOrder::new(calls.iter().map(|call| call.origin), budgeted);
+    let required = calls.iter().filter(|call| call.required);
+    let gate = AdmissionGate::new(required.map(|call| call.origin));
+    let siblings = Siblings {
+        deadline,
+        request,
+        ctx,
+        gate: &gate,
+    };
+    let futures: Vec<_> = calls
+        .iter()
+        .enumerate()
+        .map(|(position, call)| {
+            let ticket = order.ticket(call.origin, position);
+            let siblings = &siblings;
+            async move {
+                match gateway.origin(call.origin) {
+                    Some(origin) => call_origin(origin, call, siblings, ticket).await,
+                    None => Outcome {
+                        result: Err(Failure::Unreachable),
+                        waited: core::time::Duration::ZERO,
+                        took: core::time::Duration::ZERO,
+                    },
+                }
+            }
+        })
+        .collect();
+    let (outcomes, decisive) = until_decided(futures, |index, outcome: &Outcome| {
+        outcome.result.is_err() && calls.get(index).is_some_and(|call| call.required)
+    })
+    .await;
+    let timings = merge::timings(gateway, global.waited, calls, &outcomes);
+    let Some(index) = decisive else {
+        return merge::merged(gateway, calls, outcomes, timings);
+    };
+    let name = calls
+        .get(index)
+        .and_then(|call| gateway.origin(call.origin))
+        .map_or("", |origin| origin.config.name.as_str());
+    let failure = outcomes
+        .get(index)
+        .and_then(|o| o.as_ref())
+        .and_then(|o| o.result.as_ref().err().copied())
+        .unwrap_or(Failure::Unreachable);
+    ResponseParts::failure(failure, Scope::Origin(name), retry_after)
+        .timings(timings)
+        .into_response()
+}

@@ -1,0 +1,15 @@
+//! The origins of this isolate: one [`OriginRuntime`] each, and the one
+//! pipeline of a call to it ([`OriginRuntime::call`]).
+//!
+//! Dependency order: `limit` (time limits, the aborted fetch) and
+//! `sampling` (the adaptive limits' samples) ← `runtime` (the origin and
+//! its call) ← `build` (from the configuration).
+
+mod build;
+mod limit;
+mod runtime;
+mod sampling;
+
+pub(crate) use build::runtimes;
+pub(crate) use limit::{AbortOnDrop, CallLimit};
+pub(crate) use runtime::{Call, CallError, CallPlan, OriginRuntime, Outgoing};

@@ -1,0 +1,203 @@
+//! One origin in this isolate, and its one pipeline for a call: admit
+//! (its local limit) → budget (its fleet budget, in the request's budget
+//! order) → ready (the route's gate) → sample → fetch → sample.
+
+use super::limit::{fetch_within, time_limit, AbortOnDrop, CallLimit};
+use super::sampling;
+use crate::budget::Ticket;
+use crate::config::Origin;
+use crate::failure::{Failure, Refusal};
+use crate::handler::budget::{BudgetPermit, OriginBudget};
+use crate::metrics::{BudgetStats, Histogram};
+use core::cell::RefCell;
+use core::future::Future;
+use core::time::Duration;
+use edgeshed::admission::{Admission, AdmitError, Stats};
+use edgeshed::limit::adaptive::{AnyLimit, Controller};
+use edgeshed::semaphore::Permit;
+use edgeshed::time::{Clock, Instant};
+use edgeshed_wasm::task::RemoteWake;
+use edgeshed_wasm::JsClock;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+
+/// An origin: its configuration, its limiter (moved by its adaptive
+/// controller, if any), its fleet budget, if any, and its histograms.
+pub(crate) struct OriginRuntime {
+    pub(crate) config: Origin,
+    pub(super) admission: Admission<JsClock>,
+    pub(super) controller: Option<Controller<AnyLimit>>,
+    pub(crate) budget: Option<Rc<OriginBudget>>,
+    /// Time waited for admission (local limit and budget).
+    pub(crate) wait: RefCell<Histogram>,
+    /// Time to the origin's response headers.
+    pub(crate) duration: RefCell<Histogram>,
+}
+
+/// An origin permit: the local limiter's and, for a budgeted origin, the
+/// fleet budget's. Dropping it frees both.
+pub(crate) struct OriginPermit {
+    _local: Permit,
+    _budget: Option<BudgetPermit>,
+}
+
+/// How one call is admitted, besides its origin.
+pub(crate) struct CallPlan<'r, R> {
+    /// The request's deadline, if any.
+    pub(crate) deadline: Option<Instant>,
+    /// The request's `ctx` (the budget's calls run under its `waitUntil`).
+    pub(crate) ctx: &'r JsValue,
+    /// The call's place in its request's budget order (fan-out), given back
+    /// once admitted.
+    pub(crate) ticket: Option<Ticket<'r>>,
+    /// Awaited once admitted, before the request is sent.
+    pub(crate) ready: R,
+}
+
+/// The request a call sends.
+pub(crate) struct Outgoing {
+    pub(crate) url: String,
+    pub(crate) init: web_sys::RequestInit,
+}
+
+/// A call that got its response headers; it holds its permit, its limit
+/// (for the body) and the abort of its fetch.
+pub(crate) struct Call {
+    pub(crate) response: web_sys::Response,
+    pub(crate) permit: OriginPermit,
+    pub(crate) limit: CallLimit,
+    pub(crate) abort: AbortOnDrop,
+    /// Time waited for admission.
+    pub(crate) waited: Duration,
+    /// When it started to build its request (after admission and `ready`).
+    pub(crate) started: Instant,
+    /// Time to the response headers.
+    pub(crate) took: Duration,
+}
+
+/// Why a call has no response.
+pub(crate) enum CallError {
+    /// Not admitted (its limit, its budget, the deadline) after `waited`.
+    Refused { failure: Failure, waited: Duration },
+    /// Admitted, then failed before the response headers, after `took`.
+    Failed {
+        failure: Failure,
+        waited: Duration,
+        took: Duration,
+    },
+    /// Its request could not be built (a JS error).
+    Internal(JsValue),
+}
+
+impl OriginRuntime {
+    /// One call: admission (the local limit, then the fleet budget in
+    /// `plan.ticket`'s turn), `plan.ready`, then `request()` is sent within
+    /// the earlier of the deadline and the origin's `timeoutMs`, sampled
+    /// for the adaptive limits. Dropping the future frees the permit and
+    /// aborts the fetch.
+    pub(crate) async fn call<R: Future<Output = ()>>(
+        &self,
+        plan: CallPlan<'_, R>,
+        request: impl FnOnce(&Origin) -> Result<Outgoing, JsValue>,
+    ) -> Result<Call, CallError> {
+        let start = JsClock.now();
+        let (permit, waited) = match self.admit(plan.deadline, plan.ctx, plan.ticket).await {
+            Ok(admitted) => admitted,
+            Err(failure) => {
+                let waited = JsClock.now().saturating_duration_since(start);
+                return Err(CallError::Refused { failure, waited });
+            }
+        };
+        plan.ready.await;
+        let started = JsClock.now();
+        let failed = |failure| CallError::Failed {
+            failure,
+            waited,
+            took: JsClock.now().saturating_duration_since(started),
+        };
+        let outgoing = request(&self.config).map_err(CallError::Internal)?;
+        let abort = AbortOnDrop::new().map_err(|_| failed(Failure::Unreachable))?;
+        let mut limit = CallLimit::new(time_limit(plan.deadline, self.config.timeout));
+        let sent = JsClock.now();
+        let sampling = sampling::start(self.controller.as_ref(), self.budget.as_ref());
+        let fetched = fetch_within(&outgoing.url, &outgoing.init, &mut limit, &abort).await;
+        sampling::sample_fetch(sampling, &fetched);
+        let took = JsClock.now().saturating_duration_since(sent);
+        self.duration.borrow_mut().observe(took);
+        match fetched {
+            Ok(response) => Ok(Call {
+                response,
+                permit,
+                limit,
+                abort,
+                waited,
+                started,
+                took,
+            }),
+            Err(failure) => Err(failed(failure)),
+        }
+    }
+
+    /// Waits for a permit: the local limit, then the fleet budget, if any,
+    /// in `ticket`'s turn (given back here, admitted or not); returns it
+    /// and the time waited.
+    async fn admit(
+        &self,
+        deadline: Option<Instant>,
+        ctx: &JsValue,
+        ticket: Option<Ticket<'_>>,
+    ) -> Result<(OriginPermit, Duration), Failure> {
+        let start = JsClock.now();
+        let admit = match deadline {
+            Some(at) => self.admission.admit_before(at),
+            None => self.admission.admit(),
+        };
+        let outcome = RemoteWake::new(admit).await;
+        let outcome = match (outcome, &self.budget) {
+            (Ok(local), Some(budget)) => {
+                if let Some(ticket) = &ticket {
+                    ticket.turn().await;
+                }
+                // (a budget refusal is not observed in the wait histogram)
+                let limit = time_limit(deadline, self.config.timeout);
+                let budget = budget.admit(ctx, limit).await?;
+                Ok((local, Some(budget)))
+            }
+            (outcome, _) => outcome.map(|local| (local, None)),
+        };
+        // the next call in the budget order may take its permit
+        drop(ticket);
+        let waited = JsClock.now().saturating_duration_since(start);
+        self.wait.borrow_mut().observe(waited);
+        match outcome {
+            Ok((local, budget)) => Ok((
+                OriginPermit {
+                    _local: local,
+                    _budget: budget,
+                },
+                waited,
+            )),
+            Err(AdmitError::Expired) => Err(Failure::Deadline),
+            // Overloaded, closed, or a refusal added to the core later.
+            Err(error) => Err(Failure::Overloaded(Refusal::of(&error))),
+        }
+    }
+
+    /// The limiter's stats; for a budgeted origin, `limit` is the effective
+    /// one: what this isolate may use of the budget, at most its local limit.
+    pub(crate) fn stats(&self) -> Stats {
+        let mut stats = self.admission.stats();
+        if let Some(budget) = &self.budget {
+            stats.limit = stats.limit.min(budget.usable() as usize);
+        }
+        stats
+    }
+
+    /// What the budget adds to the stats (budgeted origins only).
+    pub(crate) fn budget_stats(&self) -> Option<BudgetStats> {
+        self.budget.as_ref().map(|budget| BudgetStats {
+            leased: budget.leased(),
+            shed: budget.counters.get().shed,
+        })
+    }
+}
