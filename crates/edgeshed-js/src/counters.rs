@@ -1,11 +1,14 @@
 //! Per-`Limiter` state that only the JS face keeps (the core's `Admission`
 //! counts admission itself): calls abandoned by their caller while still
 //! running, deadlines that passed after admission, the `fetch` bodies
-//! holding slots, and the adaptive limit's sampler.
+//! holding slots, the adaptive limit's sampler, and the default reserve
+//! until a call names its criticality.
 
 use crate::bodies::Bodies;
 use crate::sampling::Sampler;
 use core::cell::Cell;
+use edgeshed::admission::{Admission, Reserve};
+use edgeshed_wasm::clock::JsClock;
 
 /// Per-`Limiter` counters, shared by its calls.
 #[derive(Debug)]
@@ -22,17 +25,38 @@ pub(crate) struct CallCounters {
     /// The adaptive limit (`options.adaptive`) fed by every call; `None`
     /// for a fixed limit (`options.maxInFlight`).
     pub(crate) sampler: Option<Sampler>,
+    /// The default reserve, until the first call that names its criticality
+    /// installs it; `None` once installed, or when `options.reserve` was
+    /// given. A limiter whose calls never name a criticality keeps no
+    /// reserve: its calls, all of one criticality, use the whole limit.
+    pending_reserve: Cell<Option<Reserve>>,
 }
 
 impl CallCounters {
     /// Counters of a limiter whose bodies may sit idle for
     /// `body_timeout_ms`, with its adaptive limit if it has one.
-    pub(crate) fn new(body_timeout_ms: u32, sampler: Option<Sampler>) -> Self {
+    /// With `default_reserve`, the default reserve waits for the first call
+    /// that names its criticality ([`classify`](Self::classify)).
+    pub(crate) fn new(
+        body_timeout_ms: u32,
+        sampler: Option<Sampler>,
+        default_reserve: bool,
+    ) -> Self {
         Self {
             abandoned: Cell::new(0),
             expired_running: Cell::new(0),
             bodies: Bodies::new(body_timeout_ms),
             sampler,
+            pending_reserve: Cell::new(default_reserve.then(Reserve::default)),
+        }
+    }
+
+    /// A call names its criticality: installs the default reserve on
+    /// `admission` if it is still pending.
+    #[inline]
+    pub(crate) fn classify(&self, admission: &Admission<JsClock>) {
+        if let Some(reserve) = self.pending_reserve.take() {
+            admission.set_reserve(reserve);
         }
     }
 

@@ -61,14 +61,16 @@ function integer(object, key, what, min, max) {
 
 /**
  * `new Limiter(options)`: [maxInFlight, algorithm, initialLimit, minLimit,
- * maxLimit, maxQueue, queueTimeoutMs, bodyTimeoutMs]. A fixed limit has
- * algorithm -1; an adaptive one maxInFlight 0 and its algorithm's index.
- * queueTimeoutMs is 0 when maxQueue is 0.
+ * maxLimit, maxQueue, queueTimeoutMs, bodyTimeoutMs, reserve.critical,
+ * reserve.default (-1: not given), codelTargetMs (0: fifo), rate's count (0: none), its
+ * period in seconds, burst, maxKeys]. A fixed limit has algorithm -1; an
+ * adaptive one maxInFlight 0 and its algorithm's index. queueTimeoutMs is 0
+ * when maxQueue is 0.
  */
 export function limiterOptions(options) {
   const what = "options";
   requireObject(options, what);
-  rejectUnknownKeys(options, ["maxInFlight", "adaptive", "maxQueue", "queueTimeoutMs", "bodyTimeoutMs"], what);
+  rejectUnknownKeys(options, LIMITER_KEYS, what);
   const maxInFlight = integer(options, "maxInFlight", what, 1, MAX_COUNT);
   const adaptive = read(options, "adaptive", what);
   if (maxInFlight !== undefined && adaptive !== undefined) {
@@ -89,7 +91,92 @@ export function limiterOptions(options) {
   if (maxQueue > 0 && queueTimeout < 1) {
     throw new RangeError("options.queueTimeoutMs must be at least 1 when options.maxQueue > 0");
   }
-  return [maxInFlight ?? 0, algorithm, initial, min, max, maxQueue, maxQueue > 0 ? queueTimeout : 0, bodyTimeout];
+  const timeout = maxQueue > 0 ? queueTimeout : 0;
+  const classes = [...reserveOptions(read(options, "reserve", what)), codelTarget(options, timeout)];
+  return [maxInFlight ?? 0, algorithm, initial, min, max, maxQueue, timeout, bodyTimeout, ...classes].concat(
+    rateOptions(read(options, "rate", what)),
+  );
+}
+
+const LIMITER_KEYS = ["maxInFlight", "adaptive", "maxQueue", "queueTimeoutMs", "bodyTimeoutMs"].concat(
+  ["reserve", "queueDiscipline", "codelTargetMs", "rate"],
+);
+// DESIGN.md's default reserve: 0.1 of the limit for critical calls, 0.2 more for default ones.
+const RESERVE = { critical: 0.1, default: 0.2 };
+const CODEL_TARGET_MS = 5;
+
+// `options.reserve`: [critical, default], fractions of the limit in [0, 1]
+// whose sum is at most 1; a fraction not given keeps its default. [-1, -1]
+// when not given: the default reserve, kept from the first call that names
+// its criticality (see src/counters.rs).
+function reserveOptions(reserve) {
+  const what = "options.reserve";
+  if (reserve === undefined) return [-1, -1];
+  requireObject(reserve, what);
+  rejectUnknownKeys(reserve, ["critical", "default"], what);
+  const fraction = (key) => {
+    const value = read(reserve, key, what);
+    if (value === undefined) return RESERVE[key];
+    if (typeof value !== "number") throw new TypeError(`${what}.${key} must be a number, got ${describeValue(value)}`);
+    if (!(value >= 0 && value <= 1)) {
+      throw new RangeError(`${what}.${key} must be a fraction of the limit from 0 to 1, got ${describeValue(value)}`);
+    }
+    return value;
+  };
+  const critical = fraction("critical");
+  const kept = fraction("default");
+  if (critical + kept > 1) {
+    throw new RangeError(`${what}.critical + ${what}.default must not exceed 1 (the whole limit), got ${critical + kept}`);
+  }
+  return [critical, kept];
+}
+
+// `options.queueDiscipline` and `options.codelTargetMs`: codel's target in
+// ms, 0 for fifo.
+function codelTarget(options, queueTimeout) {
+  const what = "options";
+  const discipline = read(options, "queueDiscipline", what) ?? "fifo";
+  if (discipline !== "fifo" && discipline !== "codel") {
+    throw new TypeError(`options.queueDiscipline must be "fifo" or "codel", got ${quoted(discipline)}`);
+  }
+  const target = integer(options, "codelTargetMs", what, 1, MAX_MILLIS);
+  if (discipline === "fifo") {
+    if (target !== undefined) throw new TypeError('options.codelTargetMs needs options.queueDiscipline "codel"');
+    return 0;
+  }
+  if (queueTimeout === 0) {
+    throw new TypeError('options.queueDiscipline "codel" needs a queue (options.maxQueue > 0 and options.queueTimeoutMs)');
+  }
+  const ms = target ?? CODEL_TARGET_MS;
+  if (ms >= queueTimeout) {
+    throw new RangeError(
+      `options.codelTargetMs (${ms}${target === undefined ? " by default" : ""}) must be shorter than options.queueTimeoutMs (${queueTimeout})`,
+    );
+  }
+  return ms;
+}
+
+// `options.rate`: [count, period in seconds, burst, maxKeys]; [0, 0, 0, 0] for none.
+function rateOptions(rate) {
+  const what = "options.rate";
+  if (rate === undefined) return [0, 0, 0, 0];
+  requireObject(rate, what);
+  rejectUnknownKeys(rate, ["perSecond", "perMinute", "burst", "maxKeys"], what);
+  const perSecond = integer(rate, "perSecond", what, 1, MAX_RATE);
+  const perMinute = integer(rate, "perMinute", what, 1, MAX_RATE);
+  if ((perSecond === undefined) === (perMinute === undefined)) {
+    throw new TypeError("options.rate needs exactly one of options.rate.perSecond and options.rate.perMinute");
+  }
+  const count = perSecond ?? perMinute;
+  const burst = integer(rate, "burst", what, 1, MAX_RATE) ?? count;
+  const maxKeys = integer(rate, "maxKeys", what, 1, MAX_COUNT) ?? DEFAULT_MAX_KEYS;
+  return [count, perSecond === undefined ? 60 : 1, burst, maxKeys];
+}
+const MAX_RATE = 1_000_000_000;
+const DEFAULT_MAX_KEYS = 10_000;
+
+function quoted(value) {
+  return typeof value === "string" ? JSON.stringify(value) : describeValue(value);
 }
 
 // `options.adaptive`: [algorithm index, initialLimit, minLimit, maxLimit].
@@ -125,39 +212,76 @@ function adaptiveOptions(adaptive) {
   return [algorithm, initial, min, max];
 }
 
-// The deadline of the last call options read by `callSignal` (-1: none).
+// What `callSignal` read last besides the signal: its deadline (-1: none),
+// criticality (index into CRITICALITIES, 3: not given) and key (undefined: none).
 let lastDeadline = -1;
+let lastCriticality = 3;
+let lastKey;
+// Index = the core's Criticality::index().
+const CRITICALITIES = ["sheddable", "default", "critical"];
+const RUN_KEYS = ["signal", "deadlineMs", "criticality", "key"];
 
 /**
  * `run(fn, options)` / `fetch(input, init)`'s edgeshed keys: returns the
- * `signal` (undefined when none) and keeps `deadlineMs` for `callDeadline`
- * (one crossing each, each key read once). With `strict`, other keys are
- * refused (`run`'s options); without, they are left for `fetch`, except near
- * misses of `deadlineMs` (`deadlineMS`, `deadline`, ...), which `fetch` would
- * ignore silently: those are refused too.
+ * `signal` (undefined when none) and keeps `deadlineMs`, `criticality` and
+ * `key` for `callFacts` and `callKey` (one crossing each, each key read
+ * once). With `strict`, other keys are refused (`run`'s options); without,
+ * they are left for `fetch`, except near misses of `deadlineMs` and
+ * `criticality` (`deadlineMS`, `critical`, ...), which `fetch` would ignore
+ * silently: those are refused too.
  */
 export function callSignal(object, what, strict) {
   lastDeadline = -1;
+  lastCriticality = 3;
+  lastKey = undefined;
   if (object === undefined || object === null) return undefined;
   requireObject(object, what);
   if (strict) {
-    rejectUnknownKeys(object, ["signal", "deadlineMs"], what);
+    rejectUnknownKeys(object, RUN_KEYS, what);
   } else {
-    const typo = nearMissKey(object, "deadlineMs");
-    if (typo !== undefined) throw new TypeError(`${what}.${typo} is not an option: did you mean ${what}.deadlineMs?`);
+    for (const key of ["deadlineMs", "criticality"]) {
+      const typo = nearMissKey(object, key);
+      if (typo !== undefined) throw new TypeError(`${what}.${typo} is not an option: did you mean ${what}.${key}?`);
+    }
   }
   let signal = read(object, "signal", what);
   if (signal === null) signal = undefined;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new TypeError(`${what}.signal must be an AbortSignal, got ${describeValue(signal)}`);
   }
-  lastDeadline = integer(object, "deadlineMs", what, 0, MAX_MILLIS) ?? -1;
+  const deadline = integer(object, "deadlineMs", what, 0, MAX_MILLIS) ?? -1;
+  const criticality = read(object, "criticality", what);
+  if (criticality !== undefined) {
+    lastCriticality = CRITICALITIES.indexOf(criticality);
+    if (lastCriticality < 0) {
+      lastCriticality = 3;
+      throw new TypeError(
+        `${what}.criticality must be "critical", "default" or "sheddable", got ${quoted(criticality)}`,
+      );
+    }
+  }
+  const key = read(object, "key", what);
+  if (key !== undefined && typeof key !== "string") {
+    lastCriticality = 3;
+    throw new TypeError(`${what}.key must be a string (a tenant, an API key, a client address), got ${describeValue(key)}`);
+  }
+  lastKey = key;
+  lastDeadline = deadline;
   return signal;
 }
 
-/** The `deadlineMs` of the options `callSignal` read last, -1 for none. */
-export function callDeadline() {
-  return lastDeadline;
+/**
+ * The options `callSignal` read last, in one number:
+ * `((deadlineMs + 1) * 2 + hasKey) * 4 + criticality` (deadlineMs -1 for
+ * none, criticality 3 when not given).
+ */
+export function callFacts() {
+  return ((lastDeadline + 1) * 2 + (lastKey === undefined ? 0 : 1)) * 4 + lastCriticality;
+}
+
+/** The `key` of the options `callSignal` read last (a string: `callFacts` said it has one). */
+export function callKey() {
+  return lastKey ?? "";
 }
 
 /** `limiter.setLimit(limit)`'s argument: an integer from 1 to 1,000,000. */

@@ -53,14 +53,15 @@ pub(crate) fn run(
         let deadline = deadline_of(&options);
         Ok::<_, JsValue>((task, options, deadline))
     })();
-    let (task, options, deadline) = match started {
+    let (task, mut options, deadline) = match started {
         Ok(started) => started,
         Err(error) => return js_sys::Promise::reject(&error),
     };
     let call = Call {
         deadline: options.deadline,
+        criticality: options.criticality,
     };
-    let admitting = match start_admission(admission, deadline, options.signal.as_ref()) {
+    let admitting = match start_admission(admission, counters, deadline, &mut options) {
         Ok(admitting) => admitting,
         Err(refusal) => return refusal.into_rejection(call, admission),
     };
