@@ -619,7 +619,8 @@ describe("TypeScript declarations", () => {
     const dts = readFileSync(join(PKG, "edgeshed.d.ts"), "utf8");
     for (const name of [
       "Limiter", "LimiterOptions", "AdaptiveOptions", "AdaptiveAlgorithm", "RunOptions", "LimiterStats",
-      "OverloadedError", "DeadlineError",
+      "OverloadedError", "DeadlineError", "RateLimitedError", "Criticality", "CallClass", "ReserveOptions",
+      "QueueDiscipline", "RateOptions", "CriticalityStats", "OverloadReason", "RateLimitReason",
     ]) {
       assert.match(index, new RegExp(`\\b${name}\\b`), `index.d.ts re-exports ${name}`);
     }
@@ -636,9 +637,10 @@ describe("TypeScript declarations", () => {
     for (const name of ["FixedLimiterOptions", "AdaptiveLimiterOptions"]) {
       assert.match(dts, new RegExp(`export type ${name} = LimiterPolicyOptions & QueueOptions & \\{`));
     }
-    for (const key of ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit"]) {
+    for (const key of ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit", "fairShareRefused", "rateLimited"]) {
       assert.match(dts, new RegExp(`\\b${key}: number;`), `LimiterStats.${key}`);
     }
+    assert.match(dts, /byCriticality: Record<Criticality, CriticalityStats>;/);
   });
 
   test("tsc --noEmit type-checks a usage file against the package (and its @ts-expect-error lines)", async () => {
@@ -650,7 +652,7 @@ describe("TypeScript declarations", () => {
   });
 });
 
-for (const name of ["readme", "node"]) {
+for (const name of ["readme", "node", "criticality"]) {
   test(`README / docs: the ${name} snippet runs and prints what the document shows`, async () => {
     const { code, output, file } = readmeSnippet(name);
     assert.match(code, /from "edgeshed"/);
