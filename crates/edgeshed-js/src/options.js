@@ -212,76 +212,112 @@ function adaptiveOptions(adaptive) {
   return [algorithm, initial, min, max];
 }
 
-// What `callSignal` read last besides the signal: its deadline (-1: none),
-// criticality (index into CRITICALITIES, 3: not given) and key (undefined: none).
-let lastDeadline = -1;
-let lastCriticality = 3;
+// What `callFacts` read last that its number cannot hold: the signal and the key.
+let lastSignal;
 let lastKey;
-// Index = the core's Criticality::index().
-const CRITICALITIES = ["sheddable", "default", "critical"];
-const RUN_KEYS = ["signal", "deadlineMs", "criticality", "key"];
+
+// Criticality index (the core's Criticality::index()), 3 when not given.
+function criticalityIndex(value, what) {
+  switch (value) {
+    case undefined:
+      return 3;
+    case "sheddable":
+      return 0;
+    case "default":
+      return 1;
+    case "critical":
+      return 2;
+    default:
+      throw new TypeError(`${what}.criticality must be "critical", "default" or "sheddable", got ${quoted(value)}`);
+  }
+}
 
 /**
- * `run(fn, options)` / `fetch(input, init)`'s edgeshed keys: returns the
- * `signal` (undefined when none) and keeps `deadlineMs`, `criticality` and
- * `key` for `callFacts` and `callKey` (one crossing each, each key read
- * once). With `strict`, other keys are refused (`run`'s options); without,
- * they are left for `fetch`, except near misses of `deadlineMs` and
- * `criticality` (`deadlineMS`, `critical`, ...), which `fetch` would ignore
- * silently: those are refused too.
+ * `run(fn, options)` / `fetch(input, init)`'s edgeshed keys, in one number
+ * (one crossing, each key read once; -1 when they are invalid, see `callError`):
+ * `(((deadlineMs + 1) * 2 + hasKey) * 2 + hasSignal) * 4 + criticality`
+ * (deadlineMs -1 for none, criticality 3 when not given); the signal and the
+ * key are kept for `callSignal` and `callKey`. With `strict`, other keys are
+ * refused (`run`'s options); without, they are left for `fetch`, except near
+ * misses of `deadlineMs` and `criticality` (`deadlineMS`, `critcality`, ...),
+ * which `fetch` would ignore silently: those are refused too.
  */
-export function callSignal(object, what, strict) {
-  lastDeadline = -1;
-  lastCriticality = 3;
+export function callFacts(object, strict) {
+  lastSignal = undefined;
   lastKey = undefined;
-  if (object === undefined || object === null) return undefined;
+  if (object === null) return 3;
+  // Not an import marked `catch`: wasm-bindgen's wrapper for those costs a
+  // closure and an `apply` per call. A refusal is kept for `callError`.
+  try {
+    return facts(object, strict);
+  } catch (error) {
+    lastError = error;
+    return -1;
+  }
+}
+
+let lastError;
+/** The error of the last `callFacts` that returned -1. */
+export function callError() {
+  const error = lastError;
+  lastError = undefined;
+  return error;
+}
+
+// Named property reads and `for...in` (no `Object.keys` array, no keyed
+// loads through a helper): a fifth of the cost, measured with
+// benches/node/criticality.mjs.
+function facts(object, strict) {
+  // Named here, not passed in: a string from the wasm costs a decode per call.
+  const what = strict ? "options" : "init";
   requireObject(object, what);
   if (strict) {
-    rejectUnknownKeys(object, RUN_KEYS, what);
+    for (const key in object) {
+      if (key !== "signal" && key !== "deadlineMs" && key !== "criticality" && key !== "key") {
+        throw new TypeError(`${what}.${key} is not a known option (expected one of: signal, deadlineMs, criticality, key)`);
+      }
+    }
   } else {
     for (const key of ["deadlineMs", "criticality"]) {
       const typo = nearMissKey(object, key);
       if (typo !== undefined) throw new TypeError(`${what}.${typo} is not an option: did you mean ${what}.${key}?`);
     }
   }
-  let signal = read(object, "signal", what);
+  let signal, deadline, criticality, key;
+  try {
+    signal = object.signal;
+    deadline = object.deadlineMs;
+    criticality = object.criticality;
+    key = object.key;
+  } catch (error) {
+    throw new TypeError(`${what} could not be read (${error})`);
+  }
   if (signal === null) signal = undefined;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new TypeError(`${what}.signal must be an AbortSignal, got ${describeValue(signal)}`);
   }
-  const deadline = integer(object, "deadlineMs", what, 0, MAX_MILLIS) ?? -1;
-  const criticality = read(object, "criticality", what);
-  if (criticality !== undefined) {
-    lastCriticality = CRITICALITIES.indexOf(criticality);
-    if (lastCriticality < 0) {
-      lastCriticality = 3;
-      throw new TypeError(
-        `${what}.criticality must be "critical", "default" or "sheddable", got ${quoted(criticality)}`,
-      );
-    }
-  }
-  const key = read(object, "key", what);
+  deadline = deadline === undefined ? -1 : integerValue(deadline, `${what}.deadlineMs`, 0, MAX_MILLIS);
+  const rank = criticalityIndex(criticality, what);
   if (key !== undefined && typeof key !== "string") {
-    lastCriticality = 3;
     throw new TypeError(`${what}.key must be a string (a tenant, an API key, a client address), got ${describeValue(key)}`);
   }
+  lastSignal = signal;
   lastKey = key;
-  lastDeadline = deadline;
+  return (((deadline + 1) * 2 + (key === undefined ? 0 : 1)) * 2 + (signal === undefined ? 0 : 1)) * 4 + rank;
+}
+
+/** The `signal` of the options `callFacts` read last (it said there is one). */
+export function callSignal() {
+  const signal = lastSignal;
+  lastSignal = undefined;
   return signal;
 }
 
-/**
- * The options `callSignal` read last, in one number:
- * `((deadlineMs + 1) * 2 + hasKey) * 4 + criticality` (deadlineMs -1 for
- * none, criticality 3 when not given).
- */
-export function callFacts() {
-  return ((lastDeadline + 1) * 2 + (lastKey === undefined ? 0 : 1)) * 4 + lastCriticality;
-}
-
-/** The `key` of the options `callSignal` read last (a string: `callFacts` said it has one). */
+/** The `key` of the options `callFacts` read last (it said there is one). */
 export function callKey() {
-  return lastKey ?? "";
+  const key = lastKey ?? "";
+  lastKey = undefined;
+  return key;
 }
 
 /** `limiter.setLimit(limit)`'s argument: an integer from 1 to 1,000,000. */

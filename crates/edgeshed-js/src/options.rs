@@ -8,7 +8,6 @@ use edgeshed::limit::adaptive::{AnyLimit, Bounds};
 use edgeshed::rate_limit::Rate;
 use edgeshed::Key;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
 /// Validated `new Limiter(options)` options.
@@ -62,17 +61,22 @@ extern "C" {
     #[wasm_bindgen(js_name = limiterOptions, catch)]
     fn limiter_options_js(options: &JsValue) -> Result<Vec<f64>, JsValue>;
 
-    /// The validated `signal` of call options (undefined when none); keeps
-    /// their `deadlineMs`, `criticality` and `key` for [`call_facts`].
-    #[wasm_bindgen(js_name = callSignal, catch)]
-    fn call_signal(object: &JsValue, what: &str, strict: bool) -> Result<JsValue, JsValue>;
-
-    /// What the last [`call_signal`] read, in one number:
-    /// `((deadlineMs + 1) * 2 + hasKey) * 4 + criticality index`.
+    /// The validated edgeshed keys of call options, in one number (see
+    /// options.js): `(((deadlineMs + 1) * 2 + hasKey) * 2 + hasSignal) * 4 +
+    /// criticality index` (3 when not given); -1 when they are invalid
+    /// ([`call_error`] has the error).
     #[wasm_bindgen(js_name = callFacts)]
-    fn call_facts() -> f64;
+    fn call_facts(object: &JsValue, strict: bool) -> f64;
 
-    /// The `key` read by the last [`call_signal`] (called when it has one).
+    /// The `TypeError`/`RangeError` of the last [`call_facts`] that returned -1.
+    #[wasm_bindgen(js_name = callError)]
+    fn call_error() -> JsValue;
+
+    /// The `signal` read by the last [`call_facts`] (called when it has one).
+    #[wasm_bindgen(js_name = callSignal)]
+    fn call_signal() -> AbortSignal;
+
+    /// The `key` read by the last [`call_facts`] (called when it has one).
     #[wasm_bindgen(js_name = callKey)]
     fn call_key() -> String;
 
@@ -148,31 +152,32 @@ fn class_options(at: &dyn Fn(usize) -> f64) -> Result<Options, JsValue> {
     Ok(options)
 }
 
-/// Reads `signal`, `deadlineMs`, `criticality` and `key` from `object`. With `strict`, other keys
-/// are refused (`run`'s options); without, they are left for `fetch` (near
-/// misses of `deadlineMs` are refused all the same: see options.js).
-pub(crate) fn call_options(
-    object: &JsValue,
-    what: &str,
-    strict: bool,
-) -> Result<CallOptions, JsValue> {
-    if object.is_undefined() || object.is_null() {
+/// Reads `signal`, `deadlineMs`, `criticality` and `key` from `object`. With
+/// `strict`, other keys are refused (`run`'s options, named `options` in the
+/// errors); without, they are left for `fetch` (its `init`: near misses of
+/// `deadlineMs` and `criticality` are refused all the same, see options.js).
+pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions, JsValue> {
+    if object.is_undefined() {
         return Ok(CallOptions::default());
     }
-    let signal = call_signal(object, what, strict)?;
-    // An integer below 2^35: exact in an f64 and a u64.
-    let facts = call_facts() as u64;
+    let facts = call_facts(object, strict);
+    if facts < 0.0 {
+        return Err(call_error());
+    }
+    // An integer below 2^36: exact in an f64 and a u64.
+    let facts = facts as u64;
     let criticality = match facts % 4 {
         0 => Criticality::Sheddable,
         2 => Criticality::Critical,
         _ => Criticality::Default,
     };
     let classified = facts % 4 != 3;
-    let key = (facts / 4 % 2 == 1).then(|| Key::from(call_key()));
-    let deadline = (facts / 8).checked_sub(1);
+    // `callFacts` checked that the signal is an AbortSignal.
+    let signal = (facts / 4 % 2 == 1).then(call_signal);
+    let key = (facts / 8 % 2 == 1).then(|| Key::from(call_key()));
+    let deadline = (facts / 16).checked_sub(1);
     Ok(CallOptions {
-        // `callSignal` checked that it is an AbortSignal.
-        signal: (!signal.is_undefined()).then(|| signal.unchecked_into()),
+        signal,
         deadline: deadline.map(Duration::from_millis),
         criticality,
         classified,

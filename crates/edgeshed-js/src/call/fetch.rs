@@ -29,7 +29,7 @@ pub(crate) fn fetch(
     init: JsValue,
 ) -> js_sys::Promise {
     let counters = Rc::clone(counters);
-    let mut options = match call_options(&init, "init", false) {
+    let mut options = match call_options(&init, false) {
         Ok(options) => options,
         Err(error) => return js_sys::Promise::reject(&error),
     };

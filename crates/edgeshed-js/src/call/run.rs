@@ -49,7 +49,7 @@ pub(crate) fn run(
         let task: js_sys::Function = task
             .dyn_into()
             .map_err(|_| type_error("fn must be a function"))?;
-        let options = call_options(&options, "options", true)?;
+        let options = call_options(&options, true)?;
         let deadline = deadline_of(&options);
         Ok::<_, JsValue>((task, options, deadline))
     })();
