@@ -5,6 +5,7 @@
 //! until a call names its criticality.
 
 use crate::bodies::Bodies;
+use crate::options::CallOptions;
 use crate::sampling::Sampler;
 use core::cell::Cell;
 use edgeshed::admission::{Admission, Reserve};
@@ -30,19 +31,25 @@ pub(crate) struct CallCounters {
     /// given. A limiter whose calls never name a criticality keeps no
     /// reserve: its calls, all of one criticality, use the whole limit.
     pending_reserve: Cell<Option<Reserve>>,
+    /// The reserve in effect (what the errors' messages tell), kept here so
+    /// that a refusal need not ask the semaphore (a lock) for it.
+    reserve: Cell<Reserve>,
 }
 
 impl CallCounters {
     /// Counters of a limiter whose bodies may sit idle for
     /// `body_timeout_ms`, with its adaptive limit if it has one.
     /// With `default_reserve`, the default reserve waits for the first call
-    /// that names its criticality ([`classify`](Self::classify)).
+    /// that names its criticality ([`reserve_for`](Self::reserve_for)).
+    /// `reserve` is the one given in the options (`Reserve::NONE` if none).
     pub(crate) fn new(
         body_timeout_ms: u32,
         sampler: Option<Sampler>,
         default_reserve: bool,
+        reserve: Reserve,
     ) -> Self {
         Self {
+            reserve: Cell::new(reserve),
             abandoned: Cell::new(0),
             expired_running: Cell::new(0),
             bodies: Bodies::new(body_timeout_ms),
@@ -51,13 +58,22 @@ impl CallCounters {
         }
     }
 
-    /// A call names its criticality: installs the default reserve on
-    /// `admission` if it is still pending.
+    /// The reserve in effect for a call with `options`: if it names its
+    /// criticality, the default reserve is installed on `admission` first
+    /// (when still pending).
     #[inline]
-    pub(crate) fn classify(&self, admission: &Admission<JsClock>) {
-        if let Some(reserve) = self.pending_reserve.take() {
-            admission.set_reserve(reserve);
+    pub(crate) fn reserve_for(
+        &self,
+        options: &CallOptions,
+        admission: &Admission<JsClock>,
+    ) -> Reserve {
+        if options.classified {
+            if let Some(reserve) = self.pending_reserve.take() {
+                admission.set_reserve(reserve);
+                self.reserve.set(reserve);
+            }
         }
+        self.reserve.get()
     }
 
     /// Adds one to `counter`.

@@ -10,7 +10,7 @@
 //! of the wasm per rejection").
 
 use core::time::Duration;
-use edgeshed::admission::{Admission, AdmitError, Criticality, Policy};
+use edgeshed::admission::{Admission, AdmitError, Criticality, Policy, Reserve};
 use edgeshed::error::{OverloadCause, Overloaded, RateLimited};
 use edgeshed_wasm::clock::JsClock;
 use wasm_bindgen::prelude::*;
@@ -69,14 +69,14 @@ pub(crate) struct Limit {
 }
 
 impl Limit {
-    /// `admission`'s current limit and queue, for a call of `criticality`.
-    pub(crate) fn of(admission: &Admission<JsClock>, criticality: Criticality) -> Self {
+    /// `admission`'s current limit and queue, for `call`.
+    pub(crate) fn of(admission: &Admission<JsClock>, call: &Call) -> Self {
         let (max_queue, queue_timeout_ms) = match admission.policy() {
             Policy::Queue { max_queue, timeout } => (max_queue, millis(timeout)),
             _ => (0, 0),
         };
         let limit = admission.semaphore().limit();
-        let ceiling = admission.reserve().ceiling(limit, criticality);
+        let ceiling = call.reserve.ceiling(limit, call.criticality);
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         Self {
             limit: count(limit),
@@ -120,6 +120,8 @@ pub(crate) struct Call {
     pub(crate) deadline: Option<Duration>,
     /// Its criticality.
     pub(crate) criticality: Criticality,
+    /// The reserve in effect for it.
+    pub(crate) reserve: Reserve,
 }
 
 impl Call {

@@ -35,6 +35,7 @@ impl Limiter {
         // reported the same way, naming the parameter.
         let admission = Admission::with_options(initial, options.policy, options.options, JsClock)
             .map_err(|error| crate::errors::range_error(&error.to_string()))?;
+        let reserve = admission.reserve();
         let sampler = match options.limit {
             LimitOption::Fixed(_) => None,
             LimitOption::Adaptive(algorithm) => {
@@ -47,6 +48,7 @@ impl Limiter {
                 options.body_timeout_ms,
                 sampler,
                 options.default_reserve,
+                reserve,
             )),
         })
     }

@@ -56,7 +56,7 @@ impl Admitting {
     /// for a slot (behind `admission`'s limit) or has a deadline.
     fn caller(&self, call: Call, admission: &Admission<JsClock>) -> Caller {
         let queued_behind =
-            matches!(self, Admitting::Waiting(_)).then(|| Limit::of(admission, call.criticality));
+            matches!(self, Admitting::Waiting(_)).then(|| Limit::of(admission, &call));
         call.here(queued_behind)
     }
 }
@@ -73,9 +73,7 @@ impl Refusal {
     /// that refused `call`, its stack starting at the caller's call).
     fn into_rejection(self, call: Call, admission: &Admission<JsClock>) -> js_sys::Promise {
         match self {
-            Refusal::Refused(error) => {
-                call.rejection(error, Limit::of(admission, call.criticality))
-            }
+            Refusal::Refused(error) => call.rejection(error, Limit::of(admission, &call)),
             Refusal::Aborted(reason) => js_sys::Promise::reject(&reason),
         }
     }
@@ -85,13 +83,9 @@ impl Refusal {
 /// `options` gives the call's signal, criticality and key.
 fn start_admission(
     admission: &Admission<JsClock>,
-    counters: &CallCounters,
     deadline: Option<Instant>,
     options: &mut CallOptions,
 ) -> Result<Admitting, Refusal> {
-    if options.classified {
-        counters.classify(admission);
-    }
     let signal = options.signal.as_ref();
     if let Some(signal) = signal {
         // Read through the guarded helper: a foreign request's signal

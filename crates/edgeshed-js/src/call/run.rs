@@ -60,8 +60,9 @@ pub(crate) fn run(
     let call = Call {
         deadline: options.deadline,
         criticality: options.criticality,
+        reserve: counters.reserve_for(&options, admission),
     };
-    let admitting = match start_admission(admission, counters, deadline, &mut options) {
+    let admitting = match start_admission(admission, deadline, &mut options) {
         Ok(admitting) => admitting,
         Err(refusal) => return refusal.into_rejection(call, admission),
     };
