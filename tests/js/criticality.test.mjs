@@ -1,5 +1,5 @@
-// Criticality, per-key fair share and rate limits (DESIGN.md, "Criticality,
-// fairness and rate limits"): the JS face of the core's reserve, ranked
+// Criticality, per-key fair share and rate limits (docs/js.md, "Criticality,
+// fair share and rate limits"): the JS face of the core's reserve, ranked
 // queue, displacement, fair-share key table and GCRA rate limit.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";

@@ -101,7 +101,7 @@ export function limiterOptions(options) {
 const LIMITER_KEYS = ["maxInFlight", "adaptive", "maxQueue", "queueTimeoutMs", "bodyTimeoutMs"].concat(
   ["reserve", "queueDiscipline", "codelTargetMs", "rate"],
 );
-// DESIGN.md's default reserve: 0.1 of the limit for critical calls, 0.2 more for default ones.
+// The contract's default reserve (docs/js.md, Criticality): 0.1 of the limit for critical calls, 0.2 more for default ones.
 const RESERVE = { critical: 0.1, default: 0.2 };
 const CODEL_TARGET_MS = 5;
 
