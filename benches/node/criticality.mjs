@@ -48,6 +48,8 @@ const uncontended = (options) => ({
 });
 const one = await group(`1. uncontended: ${UNCONTENDED.toLocaleString("en")} calls one after another`, [
   { label: "edgeshed run(fn)", ...uncontended(undefined) },
+  // An options object without edgeshed keys: the cost of reading one at all.
+  { label: "edgeshed run(fn, {})", ...uncontended([{}, {}, {}]) },
   { label: "edgeshed run(fn, { criticality })", ...uncontended(CLASSED) },
   { label: "edgeshed run(fn, { criticality, key })", ...uncontended(KEYED) },
 ]);
@@ -73,6 +75,8 @@ const queued = (reserve) => () =>
 const two = await group(`2. contended: limit ${LIMIT}, ${QUEUED.toLocaleString("en")} calls at once (× ${BATCHES}), each yields once`, [
   { label: "edgeshed run(fn)", ...contended((l) => l.run(task), queued()) },
   { label: "edgeshed run(fn, { criticality })", ...contended((l, c) => l.run(task, CLASSED[c]), queued()) },
+  // The default reserve holds sheddable calls to 5 of the 8 slots and default ones to 7: less concurrency.
+  { label: "edgeshed { criticality }, reserve 0", ...contended((l, c) => l.run(task, CLASSED[c]), queued(noReserve)) },
   { label: "edgeshed run(fn, { criticality, key })", ...contended((l, c) => l.run(task, ONE_KEY[c]), queued()) },
   ...(pq
     ? [{ label: `p-queue ${pq.version} add(fn, { priority })`, ...contended((q, c) => q.add(task, { priority: 2 - c }), () => new pq.PQueue({ concurrency: LIMIT })) }]
@@ -80,10 +84,14 @@ const two = await group(`2. contended: limit ${LIMIT}, ${QUEUED.toLocaleString("
 ]);
 
 console.log("\n## ratios (median of per-round ratios)");
+console.log(`  uncontended: { criticality } / {} ${ratio(one, "edgeshed run(fn, { criticality })", "edgeshed run(fn, {})").toFixed(2)}×, {} / plain ${ratio(one, "edgeshed run(fn, {})", "edgeshed run(fn)").toFixed(2)}×`);
 for (const [name, out] of [["uncontended", one], ["contended", two]]) {
   console.log(`  ${name}: { criticality } / plain ${ratio(out, "edgeshed run(fn, { criticality })", "edgeshed run(fn)").toFixed(2)}×, { criticality, key } / plain ${ratio(out, "edgeshed run(fn, { criticality, key })", "edgeshed run(fn)").toFixed(2)}×`);
 }
 if (pq) {
   const peer = `p-queue ${pq.version} add(fn, { priority })`;
-  console.log(`  contended: edgeshed { criticality } / p-queue priority ${ratio(two, "edgeshed run(fn, { criticality })", peer).toFixed(2)}×`);
+  console.log(`  contended: edgeshed { criticality } / p-queue priority ${ratio(two, "edgeshed run(fn, { criticality })", peer).toFixed(2)}×, with reserve 0 ${ratio(two, "edgeshed { criticality }, reserve 0", peer).toFixed(2)}×, plain run / p-queue priority ${ratio(two, "edgeshed run(fn)", peer).toFixed(2)}×`);
+}
+{
+  console.log(`  contended: { criticality } with reserve 0 / plain ${ratio(two, "edgeshed { criticality }, reserve 0", "edgeshed run(fn)").toFixed(2)}×`);
 }
