@@ -4,7 +4,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { Limiter, OverloadedError, RateLimitedError } from "../../pkg/node.js";
-import { deferred, isSettled, settle } from "./support/helpers.mjs";
+import { deferred, isSettled, settle, startOrigin } from "./support/helpers.mjs";
 
 const LONG = 60_000; // a queue timeout no test waits for
 
@@ -108,6 +108,19 @@ describe("shed order under overload", () => {
     const refused = await settle(limiter.fetch("http://127.0.0.1:9/never", { criticality: "default", key: "shop" }));
     assert.ok(refused.error instanceof OverloadedError);
     assert.deepEqual(byClass(limiter, "shed"), { critical: 0, default: 1, sheddable: 0 });
+    // A critical fetch takes it, and holds it until its body is read.
+    const origin = await startOrigin();
+    try {
+      const pending = limiter.fetch(`${origin.url}/checkout`, { method: "POST", criticality: "critical", key: "shop" });
+      const { req, res } = await origin.next("/checkout");
+      assert.equal(req.method, "POST");
+      assert.deepEqual(byClass(limiter, "inFlight"), { critical: 1, default: 0, sheddable: 1 });
+      res.end("ordered");
+      assert.equal(await (await pending).text(), "ordered");
+      assert.equal(limiter.stats().byCriticality.critical.inFlight, 0);
+    } finally {
+      await origin.close();
+    }
     gate.resolve();
     await held;
   });
@@ -227,30 +240,31 @@ describe("the codel queue", () => {
   const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
   test("a queue that has emptied recently gives queueTimeoutMs; one standing longer gives codelTargetMs and serves newest first", async () => {
-    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 10, queueTimeoutMs: 300, queueDiscipline: "codel", codelTargetMs: 40 });
+    // b waits from ~300 ms to ~900 ms; everything after the switch (~700 ms)
+    // happens before b's timeout, with ~150 ms to spare.
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 10, queueTimeoutMs: 600, queueDiscipline: "codel", codelTargetMs: 40 });
     const holder = deferred();
     const running = limiter.run(() => holder.promise);
     const ran = [];
     const a = settle(limiter.run(() => ran.push("a")));
-    await pause(150);
+    await pause(300);
     const b = settle(limiter.run(() => ran.push("b")));
-    await pause(220); // the queue has stood for ~370 ms > queueTimeoutMs; a timed out at 300
-    const aOutcome = await a;
+    const aOutcome = await a; // at ~600 ms: the queue has stood since 0 (b keeps it standing)
     assert.equal(aOutcome.error.reason, "queue_timeout", "a waited queueTimeoutMs");
+    await pause(100); // standing for ~700 ms > queueTimeoutMs
     const startedC = performance.now();
-    const c = settle(limiter.run(() => ran.push("c")));
-    const cOutcome = await c;
+    const cOutcome = await settle(limiter.run(() => ran.push("c")));
     const waited = performance.now() - startedC;
     assert.equal(cOutcome.error.reason, "queue_timeout");
-    assert.equal(cOutcome.error.message, "service overloaded: waited queueTimeoutMs 300 for a slot of limit 1 (maxQueue 10): queue timeout");
-    assert.ok(waited < 200, `c got codelTargetMs (40), not queueTimeoutMs: waited ${waited.toFixed(0)} ms`);
+    assert.equal(cOutcome.error.message, "service overloaded: waited queueTimeoutMs 600 for a slot of limit 1 (maxQueue 10): queue timeout");
+    assert.ok(waited < 150, `c got codelTargetMs (40), not queueTimeoutMs (600): waited ${waited.toFixed(0)} ms`);
     assert.equal(await isSettled(b), false, "b, queued before the queue stood, keeps its queueTimeoutMs");
     // Newest first while the queue stands: d (queued after b) is served before b.
     const d = limiter.run(() => ran.push("d"));
     holder.resolve();
     await running;
     await d;
-    await b;
+    assert.equal((await b).ok, true);
     assert.deepEqual(ran, ["d", "b"]);
     assert.equal(limiter.stats().queueTimeouts, 2);
   });
