@@ -243,9 +243,9 @@ function criticalityIndex(value, what) {
  * which `fetch` would ignore silently: those are refused too.
  */
 export function callFacts(object, strict) {
+  if (object === undefined || object === null) return 3;
   lastSignal = undefined;
   lastKey = undefined;
-  if (object === null) return 3;
   // Not an import marked `catch`: wasm-bindgen's wrapper for those costs a
   // closure and an `apply` per call. A refusal is kept for `callError`.
   try {

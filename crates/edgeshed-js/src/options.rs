@@ -157,9 +157,8 @@ fn class_options(at: &dyn Fn(usize) -> f64) -> Result<Options, JsValue> {
 /// errors); without, they are left for `fetch` (its `init`: near misses of
 /// `deadlineMs` and `criticality` are refused all the same, see options.js).
 pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions, JsValue> {
-    if object.is_undefined() {
-        return Ok(CallOptions::default());
-    }
+    // One crossing for any `object`, `undefined` included (a check for it
+    // here would be a crossing of its own).
     let facts = call_facts(object, strict);
     if facts < 0.0 {
         return Err(call_error());
