@@ -9,4 +9,4 @@ await init({ module_or_path: new URL("./edgeshed_bg.wasm", import.meta.url) });
 wrapEntryPoints(Limiter.prototype);
 
 export { Limiter };
-export { OverloadedError, DeadlineError } from "./errors.js";
+export { OverloadedError, DeadlineError, RateLimitedError } from "./errors.js";

@@ -30,7 +30,7 @@ if (glueImports.length !== 1) {
 }
 writeFileSync(
   join(pkg, "errors.js"),
-  `// The error classes of the package, and the entries' hook that gives a\n// refusal the caller's stack (made by npm/finish-pkg.mjs).\nexport { OverloadedError, DeadlineError, wrapEntryPoints } from "${glueImports[0]}";\n`,
+  `// The error classes of the package, and the entries' hook that gives a\n// refusal the caller's stack (made by npm/finish-pkg.mjs).\nexport { OverloadedError, DeadlineError, RateLimitedError, wrapEntryPoints } from "${glueImports[0]}";\n`,
 );
 entries.push("errors.js");
 copyFileSync(join(here, "README.md"), join(pkg, "README.md"));

@@ -13,5 +13,12 @@ export {
   SignalledRunOptions,
   LimitedRequestInit,
   LimiterStats,
+  Criticality,
+  CallClass,
+  ReserveOptions,
+  QueueDiscipline,
+  RateOptions,
+  CriticalityStats,
 } from "./edgeshed.js";
-export { OverloadedError, DeadlineError } from "./errors.js";
+export { OverloadedError, DeadlineError, RateLimitedError } from "./errors.js";
+export type { OverloadReason, RateLimitReason } from "./errors.js";

@@ -11,4 +11,4 @@ initSync({ module: wasm });
 wrapEntryPoints(Limiter.prototype);
 
 export { Limiter };
-export { OverloadedError, DeadlineError } from "./errors.js";
+export { OverloadedError, DeadlineError, RateLimitedError } from "./errors.js";

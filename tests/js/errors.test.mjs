@@ -38,7 +38,7 @@ test("a shed names the limit and why; its stack starts at the caller's run", asy
   assert.ok(first.includes(HERE), `the caller's file: ${first}`);
   assert.ok(!error.stack.includes("wasm://"), "no frame inside edgeshed's wasm");
   assert.ok(!/edgeshed\.js|glue\.js/.test(error.stack), "no frame inside edgeshed's glue");
-  assert.deepEqual(JSON.parse(JSON.stringify(error)), { status: 503 });
+  assert.deepEqual(JSON.parse(JSON.stringify(error)), { status: 503, reason: "limit" });
   gate.resolve();
   await holder;
 });

@@ -60,7 +60,7 @@ describe("run with a synchronous fn", () => {
 });
 
 describe("the shed path's errors", () => {
-  test("a shed rejects with an OverloadedError: own status, name and message by class", async () => {
+  test("a shed rejects with an OverloadedError: own status and reason, name and message by class", async () => {
     const limiter = new Limiter({ maxInFlight: 1, maxQueue: 0 });
     const gate = deferred();
     const holder = limiter.run(() => gate.promise);
@@ -73,7 +73,7 @@ describe("the shed path's errors", () => {
     assert.equal(error.message, "service overloaded: limit 1 reached, maxQueue 0: shed at once");
     assert.equal(error.status, 503);
     assert.equal(String(error), "OverloadedError: service overloaded: limit 1 reached, maxQueue 0: shed at once");
-    assert.deepEqual(JSON.parse(JSON.stringify(error)), { status: 503 });
+    assert.deepEqual(JSON.parse(JSON.stringify(error)), { status: 503, reason: "limit" });
     gate.resolve();
     await holder;
   });

@@ -10,18 +10,21 @@ import { promisify } from "node:util";
 import { ROOT, PKG } from "./support/link-package.mjs";
 import { deferred, readmeSnippet, settle, startOrigin } from "./support/helpers.mjs";
 
-const { Limiter, OverloadedError, DeadlineError } = await import("edgeshed");
+const { Limiter, OverloadedError, DeadlineError, RateLimitedError } = await import("edgeshed");
 
 describe("error classes", () => {
-  test("every entry exports OverloadedError and DeadlineError, the same classes", async () => {
+  test("every entry exports OverloadedError, DeadlineError and RateLimitedError, the same classes", async () => {
     const entry = (name) => import(join(PKG, name));
     const node = await entry("node.js");
     assert.equal(node.OverloadedError, OverloadedError);
+    assert.equal(node.RateLimitedError, RateLimitedError);
+    assert.equal(typeof RateLimitedError, "function");
     const source = (name) => readFileSync(join(PKG, name), "utf8");
-    for (const name of ["workerd.js", "browser.js"]) {
-      assert.match(source(name), /export \{ OverloadedError, DeadlineError \} from "\.\/errors\.js"/, name);
-    }
-    assert.match(source("index.d.ts"), /export \{ OverloadedError, DeadlineError \} from "\.\/errors\.js"/);
+    const exported = /export \{ OverloadedError, DeadlineError, RateLimitedError \} from "\.\/errors\.js"/;
+    for (const name of ["workerd.js", "browser.js", "index.d.ts"]) assert.match(source(name), exported, name);
+    assert.match(source("errors.d.ts"), /export class RateLimitedError extends Error/);
+    const limited = new RateLimitedError("x", "rate", 250);
+    assert.deepEqual([limited.name, limited.status, limited.reason, limited.retryAfterMs], ["RateLimitedError", 429, "rate", 250]);
   });
 
   test("a shed or timed-out call rejects with an OverloadedError instance; a deadline with a DeadlineError", async () => {

@@ -17,15 +17,17 @@ const run = promisify(execFile);
 const STATS_KEYS = [
   "inFlight", "queued", "admitted", "shed", "queueTimeouts",
   "expired", "abandoned", "heldBodies", "bodyTimeouts", "limit",
+  "byCriticality", "fairShareRefused", "rateLimited",
 ];
 // The counters most tests never move: `expect(...)` fills them in.
 const QUIET = { expired: 0, abandoned: 0, heldBodies: 0, bodyTimeouts: 0 };
 const expect = (fields) => ({ ...QUIET, ...fields });
 const LONG = 60_000; // a queue timeout no test waits for (admission clears its timer)
 
+/** `limiter.stats()` without the criticality counters (criticality.test.mjs checks those). */
 function stats(limiter) {
-  const s = limiter.stats();
-  assert.deepEqual(Object.keys(s), STATS_KEYS);
+  const { byCriticality, fairShareRefused, rateLimited, ...s } = limiter.stats();
+  assert.deepEqual(Object.keys({ ...s, byCriticality, fairShareRefused, rateLimited }), STATS_KEYS);
   return s;
 }
 
@@ -617,7 +619,8 @@ describe("TypeScript declarations", () => {
     const dts = readFileSync(join(PKG, "edgeshed.d.ts"), "utf8");
     for (const name of [
       "Limiter", "LimiterOptions", "AdaptiveOptions", "AdaptiveAlgorithm", "RunOptions", "LimiterStats",
-      "OverloadedError", "DeadlineError",
+      "OverloadedError", "DeadlineError", "RateLimitedError", "Criticality", "CallClass", "ReserveOptions",
+      "QueueDiscipline", "RateOptions", "CriticalityStats", "OverloadReason", "RateLimitReason",
     ]) {
       assert.match(index, new RegExp(`\\b${name}\\b`), `index.d.ts re-exports ${name}`);
     }
@@ -634,9 +637,10 @@ describe("TypeScript declarations", () => {
     for (const name of ["FixedLimiterOptions", "AdaptiveLimiterOptions"]) {
       assert.match(dts, new RegExp(`export type ${name} = LimiterPolicyOptions & QueueOptions & \\{`));
     }
-    for (const key of ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit"]) {
+    for (const key of ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit", "fairShareRefused", "rateLimited"]) {
       assert.match(dts, new RegExp(`\\b${key}: number;`), `LimiterStats.${key}`);
     }
+    assert.match(dts, /byCriticality: Record<Criticality, CriticalityStats>;/);
   });
 
   test("tsc --noEmit type-checks a usage file against the package (and its @ts-expect-error lines)", async () => {
@@ -648,7 +652,7 @@ describe("TypeScript declarations", () => {
   });
 });
 
-for (const name of ["readme", "node"]) {
+for (const name of ["readme", "node", "criticality"]) {
   test(`README / docs: the ${name} snippet runs and prints what the document shows`, async () => {
     const { code, output, file } = readmeSnippet(name);
     assert.match(code, /from "edgeshed"/);

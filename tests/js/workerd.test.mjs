@@ -58,8 +58,15 @@ async function pumpUntilClosed(res) {
 describe("Limiter shared by concurrent requests in workerd", () => {
   let origin;
   let mf;
-  const stats = async (limiter = "main") =>
-    (await mf.dispatchFetch(`http://worker/stats?limiter=${limiter}`)).json();
+  // The counters these tests are about (the criticality ones are covered in criticality.test.mjs).
+  const stats = async (limiter = "main") => {
+    const { byCriticality, fairShareRefused, rateLimited, ...counters } = await (
+      await mf.dispatchFetch(`http://worker/stats?limiter=${limiter}`)
+    ).json();
+    assert.equal(typeof byCriticality, "object");
+    assert.equal(fairShareRefused + rateLimited, 0);
+    return counters;
+  };
 
   before(async () => {
     origin = await startOrigin();
@@ -227,7 +234,15 @@ describe("docs/js.md: the workerd snippet, bundled by wrangler", () => {
   let origin;
   let mf;
   let wasmModule;
-  const stats = async () => (await mf.dispatchFetch("http://worker/stats")).json();
+  // The counters these tests are about (the criticality ones are covered in criticality.test.mjs).
+  const stats = async () => {
+    const { byCriticality, fairShareRefused, rateLimited, ...counters } = await (
+      await mf.dispatchFetch("http://worker/stats")
+    ).json();
+    assert.equal(typeof byCriticality, "object");
+    assert.equal(fairShareRefused + rateLimited, 0);
+    return counters;
+  };
 
   before(async () => {
     const { code } = readmeSnippet("workerd");

@@ -10,7 +10,8 @@
 //! of the wasm per rejection").
 
 use core::time::Duration;
-use edgeshed::admission::{Admission, AdmitError, Policy};
+use edgeshed::admission::{Admission, AdmitError, Criticality, Policy, Reserve};
+use edgeshed::error::{OverloadCause, Overloaded, RateLimited};
 use edgeshed_wasm::clock::JsClock;
 use wasm_bindgen::prelude::*;
 
@@ -22,18 +23,27 @@ extern "C" {
     fn error_with_status(name: &str, message: &str, status: u16) -> JsValue;
     /// A promise rejected with an `OverloadedError` whose stack starts at
     /// the caller of `run` (or `fetch`): the shed path's one crossing.
+    /// `ceiling` is what the call's criticality (`rank`, its index) may hold.
     #[wasm_bindgen(js_name = shedRejection)]
-    fn shed_rejection(limit: u32, max_queue: u32) -> js_sys::Promise;
+    fn shed_rejection(limit: u32, max_queue: u32, ceiling: u32, rank: u32) -> js_sys::Promise;
+    /// A promise rejected with a `RateLimitedError` (stack as for a shed):
+    /// `retry_after_ms` < 0 for the fair share, else the rate limit's.
+    #[wasm_bindgen(js_name = rateLimitedRejection)]
+    fn rate_limited_rejection(limit: u32, retry_after_ms: f64) -> js_sys::Promise;
+    /// A `RateLimitedError` with the stack of `site`.
+    #[wasm_bindgen(js_name = rateLimitedErrorAt)]
+    fn rate_limited_error_at(site: &JsValue, limit: u32, retry_after_ms: f64) -> JsValue;
     /// Where a call was made: an object that gets the caller's stack once
     /// the call returns, for an error raised later ([`Caller::error`],
     /// [`Caller::expired`]).
     #[wasm_bindgen(js_name = callSite)]
     fn call_site() -> JsValue;
-    /// An `OverloadedError` with the stack of `site`.
+    /// An `OverloadedError` with the stack of `site`; `cause` is
+    /// [`cause_index`]'s.
     #[wasm_bindgen(js_name = overloadedErrorAt)]
     fn overloaded_error_at(
         site: &JsValue,
-        queue_timeout: bool,
+        cause: u32,
         limit: u32,
         max_queue: u32,
         timeout_ms: u32,
@@ -54,27 +64,53 @@ pub(crate) struct Limit {
     limit: u32,
     max_queue: u32,
     queue_timeout_ms: u32,
+    /// What the call's criticality may hold of `limit` (its reserve's ceiling).
+    ceiling: u32,
 }
 
 impl Limit {
-    /// `admission`'s current limit and queue.
-    pub(crate) fn of(admission: &Admission<JsClock>) -> Self {
+    /// `admission`'s current limit and queue, for `call`.
+    pub(crate) fn of(admission: &Admission<JsClock>, call: &Call) -> Self {
         let (max_queue, queue_timeout_ms) = match admission.policy() {
             Policy::Queue { max_queue, timeout } => (max_queue, millis(timeout)),
             _ => (0, 0),
         };
         let limit = admission.semaphore().limit();
+        let ceiling = call.reserve.ceiling(limit, call.criticality);
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         Self {
-            limit: u32::try_from(limit).unwrap_or(u32::MAX),
-            max_queue: u32::try_from(max_queue).unwrap_or(u32::MAX),
+            limit: count(limit),
+            max_queue: count(max_queue),
             queue_timeout_ms,
+            ceiling: count(ceiling),
         }
     }
 }
 
-/// Whether an overload was a queue timeout (else a shed).
-fn is_queue_timeout(error: &edgeshed::error::Overloaded) -> bool {
-    error.cause() == edgeshed::error::OverloadCause::QueueTimeout
+/// An overload's cause as glue.js numbers it (`OVERLOAD_REASONS`).
+fn cause_index(error: &Overloaded) -> u32 {
+    match error.cause() {
+        OverloadCause::QueueTimeout => 1,
+        OverloadCause::Displaced => 2,
+        OverloadCause::Budget => 3,
+        _ => 0,
+    }
+}
+
+/// A criticality as glue.js numbers it (`CRITICALITIES`).
+fn rank_index(criticality: Criticality) -> u32 {
+    match criticality {
+        Criticality::Sheddable => 0,
+        Criticality::Default => 1,
+        Criticality::Critical => 2,
+    }
+}
+
+/// A 429's `retryAfterMs` as glue.js takes it: -1 for none (the fair share).
+fn retry_after_ms(limited: &RateLimited) -> f64 {
+    limited
+        .retry_after()
+        .map_or(-1.0, |after| millis(after).into())
 }
 
 /// A `run` or a `fetch` call, as its errors describe it.
@@ -82,6 +118,10 @@ fn is_queue_timeout(error: &edgeshed::error::Overloaded) -> bool {
 pub(crate) struct Call {
     /// Its `deadlineMs`, if any.
     pub(crate) deadline: Option<Duration>,
+    /// Its criticality.
+    pub(crate) criticality: Criticality,
+    /// The reserve in effect for it.
+    pub(crate) reserve: Reserve,
 }
 
 impl Call {
@@ -89,8 +129,14 @@ impl Call {
     /// stack is captured now, in the caller's call.
     pub(crate) fn rejection(self, error: AdmitError, limit: Limit) -> js_sys::Promise {
         match error {
-            AdmitError::Overloaded(overloaded) if !is_queue_timeout(&overloaded) => {
-                shed_rejection(limit.limit, limit.max_queue)
+            AdmitError::Overloaded(overloaded) if cause_index(&overloaded) == 0 => shed_rejection(
+                limit.limit,
+                limit.max_queue,
+                limit.ceiling,
+                rank_index(self.criticality),
+            ),
+            AdmitError::RateLimited(limited) => {
+                rate_limited_rejection(limit.limit, retry_after_ms(&limited))
             }
             other => js_sys::Promise::reject(&self.here(Some(limit)).error(other)),
         }
@@ -127,15 +173,19 @@ impl Caller {
             limit: 0,
             max_queue: 0,
             queue_timeout_ms: 0,
+            ceiling: 0,
         });
         match error {
             AdmitError::Overloaded(overloaded) => overloaded_error_at(
                 &self.site,
-                is_queue_timeout(&overloaded),
+                cause_index(&overloaded),
                 limit.limit,
                 limit.max_queue,
                 limit.queue_timeout_ms,
             ),
+            AdmitError::RateLimited(limited) => {
+                rate_limited_error_at(&self.site, limit.limit, retry_after_ms(&limited))
+            }
             AdmitError::Expired => self.expired(false),
             AdmitError::Closed => error_with_status("ClosedError", "limiter closed", 503),
             // A refusal added to the core later: still a 503, with its message.

@@ -3,11 +3,28 @@
 // Nothing here may throw into Rust unless its import is marked `catch`.
 
 // --- src/errors.rs ---
-/** Rejection of a call refused for lack of capacity (shed or queue timeout). */
+/**
+ * Rejection of a call refused for lack of capacity; `reason` says why:
+ * "limit" (shed at once), "queue_timeout", "displaced" (from a full queue by
+ * a more critical call) or "budget".
+ */
 export class OverloadedError extends Error {
-  constructor(message) {
+  constructor(message, reason = "limit") {
     super(message);
     this.status = 503;
+    this.reason = reason;
+  }
+}
+/**
+ * Rejection of a call refused for its key's sake (429): over its fair share
+ * (`reason` "fair_share") or its rate limit ("rate", with `retryAfterMs`).
+ */
+export class RateLimitedError extends Error {
+  constructor(message, reason = "rate", retryAfterMs = undefined) {
+    super(message);
+    this.status = 429;
+    this.reason = reason;
+    this.retryAfterMs = retryAfterMs;
   }
 }
 /** Rejection of a call whose deadline (or a body's bodyTimeoutMs) passed. */
@@ -22,6 +39,10 @@ export class DeadlineError extends Error {
 Object.defineProperties(OverloadedError.prototype, {
   name: { value: "OverloadedError", writable: true, configurable: true },
   message: { value: "service overloaded", writable: true, configurable: true },
+});
+Object.defineProperties(RateLimitedError.prototype, {
+  name: { value: "RateLimitedError", writable: true, configurable: true },
+  message: { value: "rate limited", writable: true, configurable: true },
 });
 Object.defineProperties(DeadlineError.prototype, {
   name: { value: "DeadlineError", writable: true, configurable: true },
@@ -92,19 +113,49 @@ export function wrapEntryPoints(proto) {
     return promise;
   };
 }
-function shedMessage(limit, maxQueue) {
+// Index = the core's Criticality::index().
+const CRITICALITIES = ["sheddable", "default", "critical"];
+// `ceiling` is the most calls of the call's criticality (`rank`) may hold:
+// the limit, or less by the reserve kept for more critical calls.
+function shedMessage(limit, maxQueue, ceiling, rank) {
+  const reached =
+    ceiling === limit
+      ? `limit ${limit} reached`
+      : `the ${CRITICALITIES[rank]} calls' share of limit ${limit} (${ceiling}, the rest reserved for more critical calls) reached`;
   return maxQueue === 0
-    ? `service overloaded: limit ${limit} reached, maxQueue 0: shed at once`
-    : `service overloaded: limit ${limit} reached and the queue full (maxQueue ${maxQueue}): shed at once`;
+    ? `service overloaded: ${reached}, maxQueue 0: shed at once`
+    : `service overloaded: ${reached} and the queue full (maxQueue ${maxQueue}): shed at once`;
 }
 // A promise rejected with a new OverloadedError for a call shed at once:
 // the shed path's one crossing.
-export function shedRejection(limit, maxQueue) {
+export function shedRejection(limit, maxQueue, ceiling, rank) {
   // Inline (no closure, no try: the constructor cannot throw).
   const stackLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
-  const error = new OverloadedError(shedMessage(limit, maxQueue));
+  const error = new OverloadedError(shedMessage(limit, maxQueue, ceiling, rank));
   Error.stackTraceLimit = stackLimit;
+  if (stackBudget()) unplaced.push(error);
+  return Promise.reject(error);
+}
+// A RateLimitedError: "fair_share" when `retryAfterMs` < 0, else "rate".
+// For a call refused later, with the stack of `site` (rateLimitedErrorAt);
+// for one refused at once, a promise rejected with it (rateLimitedRejection).
+function rateLimited(limit, retryAfterMs) {
+  return retryAfterMs < 0
+    ? new RateLimitedError(
+        `rate limited: this key holds more than its fair share of limit ${limit} while other keys wait`,
+        "fair_share",
+      )
+    : new RateLimitedError(`rate limited: over the rate limit; retry after ${retryAfterMs} ms`, "rate", retryAfterMs);
+}
+export function rateLimitedErrorAt(site, limit, retryAfterMs) {
+  return inheritStack(
+    withoutStack(() => rateLimited(limit, retryAfterMs)),
+    site,
+  );
+}
+export function rateLimitedRejection(limit, retryAfterMs) {
+  const error = withoutStack(() => rateLimited(limit, retryAfterMs));
   if (stackBudget()) unplaced.push(error);
   return Promise.reject(error);
 }
@@ -133,12 +184,24 @@ function inheritStack(error, site) {
   });
   return error;
 }
-export function overloadedErrorAt(site, queueTimeout, limit, maxQueue, timeoutMs) {
-  const message = queueTimeout
-    ? `service overloaded: waited queueTimeoutMs ${timeoutMs} for a slot of limit ${limit} (maxQueue ${maxQueue}): queue timeout`
-    : shedMessage(limit, maxQueue);
+// Index = the cause's number in src/errors.rs.
+const OVERLOAD_REASONS = ["limit", "queue_timeout", "displaced", "budget"];
+function overloadMessage(cause, limit, maxQueue, timeoutMs) {
+  switch (cause) {
+    case 1:
+      return `service overloaded: waited queueTimeoutMs ${timeoutMs} for a slot of limit ${limit} (maxQueue ${maxQueue}): queue timeout`;
+    case 2:
+      return `service overloaded: displaced from the full queue (maxQueue ${maxQueue}) by a more critical call`;
+    case 3:
+      return "service overloaded: no fleet budget left";
+    default:
+      return shedMessage(limit, maxQueue, limit, 1);
+  }
+}
+export function overloadedErrorAt(site, cause, limit, maxQueue, timeoutMs) {
+  const message = overloadMessage(cause, limit, maxQueue, timeoutMs);
   return inheritStack(
-    withoutStack(() => new OverloadedError(message)),
+    withoutStack(() => new OverloadedError(message, OVERLOAD_REASONS[cause] ?? "limit")),
     site,
   );
 }
@@ -156,6 +219,37 @@ export function errorWithStatus(name, message, status) {
     error.status = status;
     return error;
   });
+}
+
+// --- src/limiter.rs ---
+// `stats()` from the values of Limiter::stats, in their order.
+export function statsObject(v) {
+  const byCriticality = {};
+  for (let i = 0; i < 3; i++) {
+    const at = 12 + 5 * i;
+    byCriticality[["critical", "default", "sheddable"][i]] = {
+      admitted: v[at],
+      shed: v[at + 1],
+      displaced: v[at + 2],
+      inFlight: v[at + 3],
+      queued: v[at + 4],
+    };
+  }
+  return {
+    inFlight: v[0],
+    queued: v[1],
+    admitted: v[2],
+    shed: v[3],
+    queueTimeouts: v[4],
+    expired: v[5],
+    abandoned: v[6],
+    heldBodies: v[7],
+    bodyTimeouts: v[8],
+    limit: v[9],
+    byCriticality,
+    fairShareRefused: v[10],
+    rateLimited: v[11],
+  };
 }
 
 // --- src/call/run.rs ---

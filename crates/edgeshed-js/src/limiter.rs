@@ -4,7 +4,7 @@ use crate::counters::CallCounters;
 use crate::errors::type_error;
 use crate::options::{checked_limit, limiter_options, LimitOption};
 use crate::sampling::Sampler;
-use edgeshed::admission::Admission;
+use edgeshed::admission::{Admission, Criticality};
 use edgeshed::limit::adaptive::Limit;
 use edgeshed_wasm::clock::JsClock;
 use std::rc::Rc;
@@ -22,7 +22,7 @@ pub struct Limiter {
 #[wasm_bindgen]
 impl Limiter {
     /// `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs,
-    /// bodyTimeoutMs })`; throws a `TypeError`/`RangeError` naming the
+    /// bodyTimeoutMs, reserve, queueDiscipline, codelTargetMs, rate })`; throws a `TypeError`/`RangeError` naming the
     /// invalid option.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Limiter, JsValue> {
@@ -33,8 +33,9 @@ impl Limiter {
         };
         // `limiter_options` refuses what the core refuses; a refusal here is
         // reported the same way, naming the parameter.
-        let admission = Admission::new(initial, options.policy, JsClock)
+        let admission = Admission::with_options(initial, options.policy, options.options, JsClock)
             .map_err(|error| crate::errors::range_error(&error.to_string()))?;
+        let reserve = admission.reserve();
         let sampler = match options.limit {
             LimitOption::Fixed(_) => None,
             LimitOption::Adaptive(algorithm) => {
@@ -43,7 +44,12 @@ impl Limiter {
         };
         Ok(Self {
             admission,
-            counters: Rc::new(CallCounters::new(options.body_timeout_ms, sampler)),
+            counters: Rc::new(CallCounters::new(
+                options.body_timeout_ms,
+                sampler,
+                options.default_reserve,
+                reserve,
+            )),
         })
     }
 
@@ -80,34 +86,49 @@ impl Limiter {
     }
 
     /// `{ inFlight, queued, admitted, shed, queueTimeouts, expired,
-    /// abandoned, heldBodies, bodyTimeouts, limit }`.
+    /// abandoned, heldBodies, bodyTimeouts, limit, byCriticality,
+    /// fairShareRefused, rateLimited }`, made in JavaScript (`statsObject`
+    /// in glue.js) from one array: one crossing instead of one per field.
     pub fn stats(&self) -> JsValue {
         let bodies = &self.counters.bodies;
         bodies.sweep();
         let stats = self.admission.stats();
-        let object = js_sys::Object::new();
-        let fields: [(&str, f64); 10] = [
-            ("inFlight", stats.in_flight as f64),
-            ("queued", stats.queued as f64),
-            ("admitted", stats.admitted as f64),
-            ("shed", stats.shed as f64),
-            ("queueTimeouts", stats.queue_timeouts as f64),
-            (
-                "expired",
-                stats
-                    .expired
-                    .saturating_add(self.counters.expired_running.get()) as f64,
-            ),
-            ("abandoned", self.counters.abandoned.get() as f64),
-            ("heldBodies", bodies.held_bodies()),
-            ("bodyTimeouts", bodies.body_timeouts()),
-            ("limit", stats.limit as f64),
+        let expired = stats
+            .expired
+            .saturating_add(self.counters.expired_running.get());
+        let mut values = vec![
+            stats.in_flight as f64,
+            stats.queued as f64,
+            stats.admitted as f64,
+            stats.shed as f64,
+            stats.queue_timeouts as f64,
+            expired as f64,
+            self.counters.abandoned.get() as f64,
+            bodies.held_bodies(),
+            bodies.body_timeouts(),
+            stats.limit as f64,
+            stats.fair_share_refused as f64,
+            stats.rate_limited as f64,
         ];
-        for (key, value) in fields {
-            let _ = js_sys::Reflect::set(&object, &key.into(), &value.into());
+        for criticality in Criticality::ALL {
+            let class = stats.by_criticality.get(criticality);
+            values.extend([
+                class.admitted as f64,
+                class.shed as f64,
+                class.displaced as f64,
+                class.in_flight as f64,
+                class.queued as f64,
+            ]);
         }
-        object.into()
+        stats_object(&values)
     }
+}
+
+#[wasm_bindgen(module = "/src/glue.js")]
+extern "C" {
+    /// The `stats()` object of [`Limiter::stats`]'s values, in its order.
+    #[wasm_bindgen(js_name = statsObject)]
+    fn stats_object(values: &[f64]) -> JsValue;
 }
 
 /// What `run`, `fetch` and `stats` return to JavaScript: always `Ok`.

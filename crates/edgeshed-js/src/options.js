@@ -61,14 +61,16 @@ function integer(object, key, what, min, max) {
 
 /**
  * `new Limiter(options)`: [maxInFlight, algorithm, initialLimit, minLimit,
- * maxLimit, maxQueue, queueTimeoutMs, bodyTimeoutMs]. A fixed limit has
- * algorithm -1; an adaptive one maxInFlight 0 and its algorithm's index.
- * queueTimeoutMs is 0 when maxQueue is 0.
+ * maxLimit, maxQueue, queueTimeoutMs, bodyTimeoutMs, reserve.critical,
+ * reserve.default (-1: not given), codelTargetMs (0: fifo), rate's count (0: none), its
+ * period in seconds, burst, maxKeys]. A fixed limit has algorithm -1; an
+ * adaptive one maxInFlight 0 and its algorithm's index. queueTimeoutMs is 0
+ * when maxQueue is 0.
  */
 export function limiterOptions(options) {
   const what = "options";
   requireObject(options, what);
-  rejectUnknownKeys(options, ["maxInFlight", "adaptive", "maxQueue", "queueTimeoutMs", "bodyTimeoutMs"], what);
+  rejectUnknownKeys(options, LIMITER_KEYS, what);
   const maxInFlight = integer(options, "maxInFlight", what, 1, MAX_COUNT);
   const adaptive = read(options, "adaptive", what);
   if (maxInFlight !== undefined && adaptive !== undefined) {
@@ -89,7 +91,92 @@ export function limiterOptions(options) {
   if (maxQueue > 0 && queueTimeout < 1) {
     throw new RangeError("options.queueTimeoutMs must be at least 1 when options.maxQueue > 0");
   }
-  return [maxInFlight ?? 0, algorithm, initial, min, max, maxQueue, maxQueue > 0 ? queueTimeout : 0, bodyTimeout];
+  const timeout = maxQueue > 0 ? queueTimeout : 0;
+  const classes = [...reserveOptions(read(options, "reserve", what)), codelTarget(options, timeout)];
+  return [maxInFlight ?? 0, algorithm, initial, min, max, maxQueue, timeout, bodyTimeout, ...classes].concat(
+    rateOptions(read(options, "rate", what)),
+  );
+}
+
+const LIMITER_KEYS = ["maxInFlight", "adaptive", "maxQueue", "queueTimeoutMs", "bodyTimeoutMs"].concat(
+  ["reserve", "queueDiscipline", "codelTargetMs", "rate"],
+);
+// The contract's default reserve (docs/js.md, Criticality): 0.1 of the limit for critical calls, 0.2 more for default ones.
+const RESERVE = { critical: 0.1, default: 0.2 };
+const CODEL_TARGET_MS = 5;
+
+// `options.reserve`: [critical, default], fractions of the limit in [0, 1]
+// whose sum is at most 1; a fraction not given keeps its default. [-1, -1]
+// when not given: the default reserve, kept from the first call that names
+// its criticality (see src/counters.rs).
+function reserveOptions(reserve) {
+  const what = "options.reserve";
+  if (reserve === undefined) return [-1, -1];
+  requireObject(reserve, what);
+  rejectUnknownKeys(reserve, ["critical", "default"], what);
+  const fraction = (key) => {
+    const value = read(reserve, key, what);
+    if (value === undefined) return RESERVE[key];
+    if (typeof value !== "number") throw new TypeError(`${what}.${key} must be a number, got ${describeValue(value)}`);
+    if (!(value >= 0 && value <= 1)) {
+      throw new RangeError(`${what}.${key} must be a fraction of the limit from 0 to 1, got ${describeValue(value)}`);
+    }
+    return value;
+  };
+  const critical = fraction("critical");
+  const kept = fraction("default");
+  if (critical + kept > 1) {
+    throw new RangeError(`${what}.critical + ${what}.default must not exceed 1 (the whole limit), got ${critical + kept}`);
+  }
+  return [critical, kept];
+}
+
+// `options.queueDiscipline` and `options.codelTargetMs`: codel's target in
+// ms, 0 for fifo.
+function codelTarget(options, queueTimeout) {
+  const what = "options";
+  const discipline = read(options, "queueDiscipline", what) ?? "fifo";
+  if (discipline !== "fifo" && discipline !== "codel") {
+    throw new TypeError(`options.queueDiscipline must be "fifo" or "codel", got ${quoted(discipline)}`);
+  }
+  const target = integer(options, "codelTargetMs", what, 1, MAX_MILLIS);
+  if (discipline === "fifo") {
+    if (target !== undefined) throw new TypeError('options.codelTargetMs needs options.queueDiscipline "codel"');
+    return 0;
+  }
+  if (queueTimeout === 0) {
+    throw new TypeError('options.queueDiscipline "codel" needs a queue (options.maxQueue > 0 and options.queueTimeoutMs)');
+  }
+  const ms = target ?? CODEL_TARGET_MS;
+  if (ms >= queueTimeout) {
+    throw new RangeError(
+      `options.codelTargetMs (${ms}${target === undefined ? " by default" : ""}) must be shorter than options.queueTimeoutMs (${queueTimeout})`,
+    );
+  }
+  return ms;
+}
+
+// `options.rate`: [count, period in seconds, burst, maxKeys]; [0, 0, 0, 0] for none.
+function rateOptions(rate) {
+  const what = "options.rate";
+  if (rate === undefined) return [0, 0, 0, 0];
+  requireObject(rate, what);
+  rejectUnknownKeys(rate, ["perSecond", "perMinute", "burst", "maxKeys"], what);
+  const perSecond = integer(rate, "perSecond", what, 1, MAX_RATE);
+  const perMinute = integer(rate, "perMinute", what, 1, MAX_RATE);
+  if ((perSecond === undefined) === (perMinute === undefined)) {
+    throw new TypeError("options.rate needs exactly one of options.rate.perSecond and options.rate.perMinute");
+  }
+  const count = perSecond ?? perMinute;
+  const burst = integer(rate, "burst", what, 1, MAX_RATE) ?? count;
+  const maxKeys = integer(rate, "maxKeys", what, 1, MAX_COUNT) ?? DEFAULT_MAX_KEYS;
+  return [count, perSecond === undefined ? 60 : 1, burst, maxKeys];
+}
+const MAX_RATE = 1_000_000_000;
+const DEFAULT_MAX_KEYS = 10_000;
+
+function quoted(value) {
+  return typeof value === "string" ? JSON.stringify(value) : describeValue(value);
 }
 
 // `options.adaptive`: [algorithm index, initialLimit, minLimit, maxLimit].
@@ -125,39 +212,112 @@ function adaptiveOptions(adaptive) {
   return [algorithm, initial, min, max];
 }
 
-// The deadline of the last call options read by `callSignal` (-1: none).
-let lastDeadline = -1;
+// What `callFacts` read last that its number cannot hold: the signal and the key.
+let lastSignal;
+let lastKey;
+
+// Criticality index (the core's Criticality::index()), 3 when not given.
+function criticalityIndex(value, what) {
+  switch (value) {
+    case undefined:
+      return 3;
+    case "sheddable":
+      return 0;
+    case "default":
+      return 1;
+    case "critical":
+      return 2;
+    default:
+      throw new TypeError(`${what}.criticality must be "critical", "default" or "sheddable", got ${quoted(value)}`);
+  }
+}
 
 /**
- * `run(fn, options)` / `fetch(input, init)`'s edgeshed keys: returns the
- * `signal` (undefined when none) and keeps `deadlineMs` for `callDeadline`
- * (one crossing each, each key read once). With `strict`, other keys are
+ * `run(fn, options)` / `fetch(input, init)`'s edgeshed keys, in one number
+ * (one crossing, each key read once; -1 when they are invalid, see `callError`):
+ * `(((deadlineMs + 1) * 2 + hasKey) * 2 + hasSignal) * 4 + criticality`
+ * (deadlineMs -1 for none, criticality 3 when not given); the signal and the
+ * key are kept for `callSignal` and `callKey`. With `strict`, other keys are
  * refused (`run`'s options); without, they are left for `fetch`, except near
- * misses of `deadlineMs` (`deadlineMS`, `deadline`, ...), which `fetch` would
- * ignore silently: those are refused too.
+ * misses of `deadlineMs` and `criticality` (`deadlineMS`, `critcality`, ...),
+ * which `fetch` would ignore silently: those are refused too.
  */
-export function callSignal(object, what, strict) {
-  lastDeadline = -1;
-  if (object === undefined || object === null) return undefined;
+export function callFacts(object, strict) {
+  if (object === undefined || object === null) return 3;
+  lastSignal = undefined;
+  lastKey = undefined;
+  // Not an import marked `catch`: wasm-bindgen's wrapper for those costs a
+  // closure and an `apply` per call. A refusal is kept for `callError`.
+  try {
+    return facts(object, strict);
+  } catch (error) {
+    lastError = error;
+    return -1;
+  }
+}
+
+let lastError;
+/** The error of the last `callFacts` that returned -1. */
+export function callError() {
+  const error = lastError;
+  lastError = undefined;
+  return error;
+}
+
+// Named property reads and `for...in` (no `Object.keys` array, no keyed
+// loads through a helper): a fifth of the cost, measured with
+// benches/node/criticality.mjs.
+function facts(object, strict) {
+  // Named here, not passed in: a string from the wasm costs a decode per call.
+  const what = strict ? "options" : "init";
   requireObject(object, what);
   if (strict) {
-    rejectUnknownKeys(object, ["signal", "deadlineMs"], what);
+    for (const key in object) {
+      if (key !== "signal" && key !== "deadlineMs" && key !== "criticality" && key !== "key") {
+        throw new TypeError(`${what}.${key} is not a known option (expected one of: signal, deadlineMs, criticality, key)`);
+      }
+    }
   } else {
-    const typo = nearMissKey(object, "deadlineMs");
-    if (typo !== undefined) throw new TypeError(`${what}.${typo} is not an option: did you mean ${what}.deadlineMs?`);
+    for (const key of ["deadlineMs", "criticality"]) {
+      const typo = nearMissKey(object, key);
+      if (typo !== undefined) throw new TypeError(`${what}.${typo} is not an option: did you mean ${what}.${key}?`);
+    }
   }
-  let signal = read(object, "signal", what);
+  let signal, deadline, criticality, key;
+  try {
+    signal = object.signal;
+    deadline = object.deadlineMs;
+    criticality = object.criticality;
+    key = object.key;
+  } catch (error) {
+    throw new TypeError(`${what} could not be read (${error})`);
+  }
   if (signal === null) signal = undefined;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new TypeError(`${what}.signal must be an AbortSignal, got ${describeValue(signal)}`);
   }
-  lastDeadline = integer(object, "deadlineMs", what, 0, MAX_MILLIS) ?? -1;
+  deadline = deadline === undefined ? -1 : integerValue(deadline, `${what}.deadlineMs`, 0, MAX_MILLIS);
+  const rank = criticalityIndex(criticality, what);
+  if (key !== undefined && typeof key !== "string") {
+    throw new TypeError(`${what}.key must be a string (a tenant, an API key, a client address), got ${describeValue(key)}`);
+  }
+  lastSignal = signal;
+  lastKey = key;
+  return (((deadline + 1) * 2 + (key === undefined ? 0 : 1)) * 2 + (signal === undefined ? 0 : 1)) * 4 + rank;
+}
+
+/** The `signal` of the options `callFacts` read last (it said there is one). */
+export function callSignal() {
+  const signal = lastSignal;
+  lastSignal = undefined;
   return signal;
 }
 
-/** The `deadlineMs` of the options `callSignal` read last, -1 for none. */
-export function callDeadline() {
-  return lastDeadline;
+/** The `key` of the options `callFacts` read last (it said there is one). */
+export function callKey() {
+  const key = lastKey ?? "";
+  lastKey = undefined;
+  return key;
 }
 
 /** `limiter.setLimit(limit)`'s argument: an integer from 1 to 1,000,000. */

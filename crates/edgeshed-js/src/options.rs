@@ -3,10 +3,11 @@
 //! core's types here. Nothing a caller passes can trap.
 
 use core::time::Duration;
-use edgeshed::admission::Policy;
+use edgeshed::admission::{Criticality, Options, Policy, QueueDiscipline, Reserve};
 use edgeshed::limit::adaptive::{AnyLimit, Bounds};
+use edgeshed::rate_limit::Rate;
+use edgeshed::Key;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
 /// Validated `new Limiter(options)` options.
@@ -15,6 +16,11 @@ pub(crate) struct LimiterOptions {
     /// `maxInFlight` or `adaptive`.
     pub(crate) limit: LimitOption,
     pub(crate) policy: Policy,
+    /// The queue discipline and rate limit, and the reserve if given.
+    pub(crate) options: Options,
+    /// `reserve` was not given: the default reserve, kept from the first
+    /// call that names its criticality (see [`CallCounters`](crate::counters::CallCounters)).
+    pub(crate) default_reserve: bool,
     /// The longest a `fetch` response body may sit idle holding its slot.
     pub(crate) body_timeout_ms: u32,
 }
@@ -36,31 +42,51 @@ pub(crate) enum LimitOption {
 pub(crate) struct CallOptions {
     pub(crate) signal: Option<AbortSignal>,
     pub(crate) deadline: Option<Duration>,
+    /// `criticality` (default `"default"`).
+    pub(crate) criticality: Criticality,
+    /// Whether `criticality` was given.
+    pub(crate) classified: bool,
+    /// `key`, for the fair share and the rate limit.
+    pub(crate) key: Option<Key>,
 }
 
 #[wasm_bindgen(module = "/src/options.js")]
 extern "C" {
     /// `[maxInFlight, algorithm, initialLimit, minLimit, maxLimit, maxQueue,
-    /// queueTimeoutMs, bodyTimeoutMs]`, validated (see options.js); the
-    /// algorithm is an index into [`AnyLimit::NAMES`], -1 for a fixed limit.
+    /// queueTimeoutMs, bodyTimeoutMs, reserve.critical, reserve.default,
+    /// codelTargetMs, rate count, rate period (s), burst, maxKeys]`,
+    /// validated (see options.js); the algorithm is an index into
+    /// [`AnyLimit::NAMES`], -1 for a fixed limit; codelTargetMs 0 for fifo,
+    /// rate count 0 for no rate limit.
     #[wasm_bindgen(js_name = limiterOptions, catch)]
     fn limiter_options_js(options: &JsValue) -> Result<Vec<f64>, JsValue>;
 
-    /// The validated `signal` of call options (undefined when none); keeps
-    /// their `deadlineMs` for [`call_deadline`].
-    #[wasm_bindgen(js_name = callSignal, catch)]
-    fn call_signal(object: &JsValue, what: &str, strict: bool) -> Result<JsValue, JsValue>;
+    /// The validated edgeshed keys of call options, in one number (see
+    /// options.js): `(((deadlineMs + 1) * 2 + hasKey) * 2 + hasSignal) * 4 +
+    /// criticality index` (3 when not given); -1 when they are invalid
+    /// ([`call_error`] has the error).
+    #[wasm_bindgen(js_name = callFacts)]
+    fn call_facts(object: &JsValue, strict: bool) -> f64;
 
-    /// The `deadlineMs` read by the last [`call_signal`], -1 for none.
-    #[wasm_bindgen(js_name = callDeadline)]
-    fn call_deadline() -> f64;
+    /// The `TypeError`/`RangeError` of the last [`call_facts`] that returned -1.
+    #[wasm_bindgen(js_name = callError)]
+    fn call_error() -> JsValue;
+
+    /// The `signal` read by the last [`call_facts`] (called when it has one).
+    #[wasm_bindgen(js_name = callSignal)]
+    fn call_signal() -> AbortSignal;
+
+    /// The `key` read by the last [`call_facts`] (called when it has one).
+    #[wasm_bindgen(js_name = callKey)]
+    fn call_key() -> String;
 
     /// `setLimit`'s argument, validated: an integer from 1 to 1,000,000.
     #[wasm_bindgen(js_name = checkedLimit, catch)]
     pub(crate) fn checked_limit(limit: &JsValue) -> Result<f64, JsValue>;
 }
 
-/// Parses `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs, bodyTimeoutMs })`.
+/// Parses `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs,
+/// bodyTimeoutMs, reserve, queueDiscipline, codelTargetMs, rate })`.
 pub(crate) fn limiter_options(options: &JsValue) -> Result<LimiterOptions, JsValue> {
     let values = limiter_options_js(options)?;
     let at = |index: usize| values.get(index).copied().unwrap_or(0.0);
@@ -89,26 +115,71 @@ pub(crate) fn limiter_options(options: &JsValue) -> Result<LimiterOptions, JsVal
     Ok(LimiterOptions {
         limit,
         policy,
+        options: class_options(&at)?,
+        default_reserve: at(8) < 0.0,
         body_timeout_ms: at(7) as u32,
     })
 }
 
-/// Reads `signal` and `deadlineMs` from `object`. With `strict`, other keys
-/// are refused (`run`'s options); without, they are left for `fetch` (near
-/// misses of `deadlineMs` are refused all the same: see options.js).
-pub(crate) fn call_options(
-    object: &JsValue,
-    what: &str,
-    strict: bool,
-) -> Result<CallOptions, JsValue> {
-    if object.is_undefined() || object.is_null() {
-        return Ok(CallOptions::default());
+/// The reserve (if given), queue discipline and rate limit of
+/// `limiterOptions`'s values 8 to 14 (options.js checked them in the options' own names; a refusal of
+/// the core's is a `RangeError` naming its parameter all the same).
+fn class_options(at: &dyn Fn(usize) -> f64) -> Result<Options, JsValue> {
+    let range_error =
+        |error: edgeshed::InvalidConfig| crate::errors::range_error(&error.to_string());
+    let mut options = Options::new();
+    if at(8) >= 0.0 {
+        options = options.reserve(Reserve::new(at(8), at(9)).map_err(range_error)?);
     }
-    let signal = call_signal(object, what, strict)?;
-    let deadline = call_deadline();
+    if at(10) > 0.0 {
+        options = options.discipline(QueueDiscipline::Codel {
+            target: Duration::from_millis(at(10) as u64),
+        });
+    }
+    let count = at(11) as u64;
+    if count > 0 {
+        let rate = if at(12) >= 60.0 {
+            Rate::per_minute(count)
+        } else {
+            Rate::per_second(count)
+        };
+        let rate = rate
+            .and_then(|rate| rate.with_burst(at(13) as u64))
+            .and_then(|rate| rate.with_max_keys(at(14) as usize))
+            .map_err(range_error)?;
+        options = options.rate(rate);
+    }
+    Ok(options)
+}
+
+/// Reads `signal`, `deadlineMs`, `criticality` and `key` from `object`. With
+/// `strict`, other keys are refused (`run`'s options, named `options` in the
+/// errors); without, they are left for `fetch` (its `init`: near misses of
+/// `deadlineMs` and `criticality` are refused all the same, see options.js).
+pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions, JsValue> {
+    // One crossing for any `object`, `undefined` included (a check for it
+    // here would be a crossing of its own).
+    let facts = call_facts(object, strict);
+    if facts < 0.0 {
+        return Err(call_error());
+    }
+    // An integer below 2^36: exact in an f64 and a u64.
+    let facts = facts as u64;
+    let criticality = match facts % 4 {
+        0 => Criticality::Sheddable,
+        2 => Criticality::Critical,
+        _ => Criticality::Default,
+    };
+    let classified = facts % 4 != 3;
+    // `callFacts` checked that the signal is an AbortSignal.
+    let signal = (facts / 4 % 2 == 1).then(call_signal);
+    let key = (facts / 8 % 2 == 1).then(|| Key::from(call_key()));
+    let deadline = (facts / 16).checked_sub(1);
     Ok(CallOptions {
-        // `callSignal` checked that it is an AbortSignal.
-        signal: (!signal.is_undefined()).then(|| signal.unchecked_into()),
-        deadline: (deadline >= 0.0).then(|| Duration::from_millis(deadline as u64)),
+        signal,
+        deadline: deadline.map(Duration::from_millis),
+        criticality,
+        classified,
+        key,
     })
 }

@@ -6,7 +6,43 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &'static str = r#"
-/** The options of `new Limiter(options)` besides its limit and its queue. All values are integers. */
+/**
+ * How much a call matters when the limiter is full: `"critical"` calls are
+ * shed last, `"sheddable"` ones (batch work, prefetches) first.
+ */
+export type Criticality = "critical" | "default" | "sheddable";
+
+/**
+ * The part of the limit kept for more critical calls, as fractions of the
+ * current limit (each 0 to 1, their sum at most 1). Of a limit `n`, sheddable
+ * calls may hold `max(1, floor(n × (1 − critical − default)))` slots, default
+ * calls `max(1, floor(n × (1 − critical)))`, critical calls all `n`; when
+ * `n ≥ 2` one slot always stays for critical calls (limit 10: 7 / 9 / 10;
+ * limit 2: 1 / 1 / 2).
+ */
+export interface ReserveOptions {
+  /** Kept for critical calls (default 0.1). */
+  critical?: number | undefined;
+  /** Kept for default and critical calls on top of `critical` (default 0.2). */
+  default?: number | undefined;
+}
+
+/** The queue's order within one criticality (higher criticalities always go first). */
+export type QueueDiscipline = "fifo" | "codel";
+
+/**
+ * `options.rate`: a GCRA rate limit per `key` (the calls without a key share
+ * one allowance); over it, a call is refused with a `RateLimitedError`
+ * (`reason` `"rate"`, `retryAfterMs`). Exactly one of `perSecond` and `perMinute`.
+ */
+export type RateOptions = ({ perSecond: number; perMinute?: undefined } | { perMinute: number; perSecond?: undefined }) & {
+  /** The most calls a key may make at once after a quiet spell (default: one period's calls). */
+  burst?: number | undefined;
+  /** The most keys tracked at once (default 10,000); when all are still limited, a new key is refused. */
+  maxKeys?: number | undefined;
+};
+
+/** The options of `new Limiter(options)` besides its limit and its queue. All counts and times are integers. */
 export interface LimiterPolicyOptions {
   /**
    * Longest a `fetch` response body may sit idle while it holds its slot, in
@@ -15,6 +51,24 @@ export interface LimiterPolicyOptions {
    * with a `DeadlineError`) and the slot freed, counted in `bodyTimeouts`.
    */
   bodyTimeoutMs?: number | undefined;
+  /**
+   * The part of the limit kept for more critical calls. Not given: the
+   * default, `{ critical: 0.1, default: 0.2 }`, kept from the first call that
+   * names its `criticality` (a limiter whose calls never name one uses the
+   * whole limit for them).
+   */
+  reserve?: ReserveOptions | undefined;
+  /**
+   * `"fifo"` (default), or `"codel"` (needs a queue): while the queue has
+   * emptied within the last `queueTimeoutMs`, waiters may wait
+   * `queueTimeoutMs`; once a queue stands longer, new waiters get
+   * `codelTargetMs` and the queue is served newest first until it drains.
+   */
+  queueDiscipline?: QueueDiscipline | undefined;
+  /** With `"codel"`: the wait of new waiters once a queue stands, in ms (default 5; less than `queueTimeoutMs`). */
+  codelTargetMs?: number | undefined;
+  /** A rate limit per `key`, checked before the concurrency limit. */
+  rate?: RateOptions | undefined;
 }
 
 /** No queue: when every slot is taken, a call is shed at once (the default). */
@@ -82,8 +136,26 @@ export interface AdaptiveOptions {
   maxLimit?: number | undefined;
 }
 
+/**
+ * How a call is treated under overload: its `criticality` (its reserve, its
+ * place in the queue, whom it may displace) and its `key` (its fair share and
+ * its rate limit).
+ */
+export interface CallClass {
+  /** Default `"default"`. */
+  criticality?: Criticality | undefined;
+  /**
+   * Who the call is for (a tenant, an API key, a client address). When the
+   * limit is reached and other keys' calls wait, a key holding more than its
+   * fair share (the limit divided by the keys with calls in flight or waiting)
+   * is refused with a `RateLimitedError` (`reason` `"fair_share"`); a key alone
+   * may use the whole limit.
+   */
+  key?: string | undefined;
+}
+
 /** Per-call options of `Limiter.run`. */
-export interface RunOptions {
+export interface RunOptions extends CallClass {
   /**
    * Aborting it removes a queued call, or rejects a running one at once with
    * the signal's reason (its slot is freed when `fn` settles).
@@ -96,9 +168,23 @@ export interface RunOptions {
 /** `RunOptions` with a `signal` or a `deadlineMs`: then `fn` receives an `AbortSignal`. */
 export type SignalledRunOptions = RunOptions & ({ signal: AbortSignal } | { deadlineMs: number });
 
-/** `fetch` init, plus edgeshed's `deadlineMs` (until response headers). */
-export interface LimitedRequestInit extends RequestInit {
+/** `fetch` init, plus edgeshed's `deadlineMs` (until response headers), `criticality` and `key`. */
+export interface LimitedRequestInit extends RequestInit, CallClass {
   deadlineMs?: number | undefined;
+}
+
+/** `stats().byCriticality`: the calls of one criticality. */
+export interface CriticalityStats {
+  /** Admitted so far. */
+  admitted: number;
+  /** Rejected at once (`OverloadedError`, `reason` `"limit"`). */
+  shed: number;
+  /** Displaced from a full queue by a more critical call (`reason` `"displaced"`). */
+  displaced: number;
+  /** Holding a slot now. */
+  inFlight: number;
+  /** Waiting now. */
+  queued: number;
 }
 
 /** A snapshot of a limiter. */
@@ -123,6 +209,12 @@ export interface LimiterStats {
   bodyTimeouts: number;
   /** The current limit: `maxInFlight` (or the last `setLimit`), or the adaptive algorithm's. */
   limit: number;
+  /** The same per criticality. */
+  byCriticality: Record<Criticality, CriticalityStats>;
+  /** Calls refused (429, `reason` `"fair_share"`) because their key held more than its fair share. */
+  fairShareRefused: number;
+  /** Calls refused (429, `reason` `"rate"`) by `options.rate`. */
+  rateLimited: number;
 }
 
 /**
@@ -136,7 +228,8 @@ export class Limiter<O extends LimiterOptions = LimiterOptions> {
   /** @throws {TypeError | RangeError} naming the invalid option. */
   constructor(options: O);
   /**
-   * Runs `fn` once admitted and settles with its result. With a `signal` or
+   * Runs `fn` once admitted and settles with its result (refusals:
+   * `OverloadedError` 503, `RateLimitedError` 429). With a `signal` or
    * a `deadlineMs`, `fn` receives an AbortSignal that aborts when either
    * fires; pass it on (e.g. to `fetch`) so the work stops too. A deadline or
    * abort rejects at once (`DeadlineError`, or the signal's reason); the

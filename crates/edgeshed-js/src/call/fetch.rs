@@ -29,15 +29,17 @@ pub(crate) fn fetch(
     init: JsValue,
 ) -> js_sys::Promise {
     let counters = Rc::clone(counters);
-    let options = match call_options(&init, "init", false) {
+    let mut options = match call_options(&init, false) {
         Ok(options) => options,
         Err(error) => return js_sys::Promise::reject(&error),
     };
     let deadline = deadline_of(&options);
     let call = Call {
         deadline: options.deadline,
+        criticality: options.criticality,
+        reserve: counters.reserve_for(&options, admission),
     };
-    let admitting = match start_admission(admission, deadline, options.signal.as_ref()) {
+    let admitting = match start_admission(admission, deadline, &mut options) {
         Ok(admitting) => admitting,
         Err(refusal) => return refusal.into_rejection(call, admission),
     };

@@ -20,7 +20,7 @@ use crate::counters::CallCounters;
 use crate::errors::{Call, Caller, Limit};
 use crate::options::CallOptions;
 use core::task::Poll;
-use edgeshed::admission::{Admission, Admit, AdmitError};
+use edgeshed::admission::{Admission, Admit, AdmitError, Call as AdmissionCall};
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::abort::{abort_reason, Aborted};
@@ -55,7 +55,8 @@ impl Admitting {
     /// Where `call` was made, kept for an error it may still get: it waits
     /// for a slot (behind `admission`'s limit) or has a deadline.
     fn caller(&self, call: Call, admission: &Admission<JsClock>) -> Caller {
-        let queued_behind = matches!(self, Admitting::Waiting(_)).then(|| Limit::of(admission));
+        let queued_behind =
+            matches!(self, Admitting::Waiting(_)).then(|| Limit::of(admission, &call));
         call.here(queued_behind)
     }
 }
@@ -72,18 +73,20 @@ impl Refusal {
     /// that refused `call`, its stack starting at the caller's call).
     fn into_rejection(self, call: Call, admission: &Admission<JsClock>) -> js_sys::Promise {
         match self {
-            Refusal::Refused(error) => call.rejection(error, Limit::of(admission)),
+            Refusal::Refused(error) => call.rejection(error, Limit::of(admission, &call)),
             Refusal::Aborted(reason) => js_sys::Promise::reject(&reason),
         }
     }
 }
 
 /// Decides admission now: admitted, queued (keeps its place), or refused.
+/// `options` gives the call's signal, criticality and key.
 fn start_admission(
     admission: &Admission<JsClock>,
     deadline: Option<Instant>,
-    signal: Option<&AbortSignal>,
+    options: &mut CallOptions,
 ) -> Result<Admitting, Refusal> {
+    let signal = options.signal.as_ref();
     if let Some(signal) = signal {
         // Read through the guarded helper: a foreign request's signal
         // throws in workerd.
@@ -94,15 +97,18 @@ fn start_admission(
             ));
         }
     }
-    // The common case first: a free slot, taken without a future.
-    if deadline.is_none() {
-        if let Some(permit) = admission.try_admit() {
+    // The common case first: a free slot, taken without a future (a keyed
+    // call needs the fair share's check, a rate limit its own: both are
+    // made by `admit_call`; `try_admit_as` declines with a rate limit).
+    if deadline.is_none() && options.key.is_none() {
+        if let Some(permit) = admission.try_admit_as(options.criticality) {
             return Ok(Admitting::Admitted(permit));
         }
     }
+    let call = AdmissionCall::new(options.criticality).with_optional_key(options.key.take());
     let mut admit = match deadline {
-        Some(at) => admission.admit_before(at),
-        None => admission.admit(),
+        Some(at) => admission.admit_call_before(call, at),
+        None => admission.admit_call(call),
     };
     match admit.enter() {
         Poll::Ready(Ok(permit)) => Ok(Admitting::Admitted(permit)),

@@ -49,18 +49,20 @@ pub(crate) fn run(
         let task: js_sys::Function = task
             .dyn_into()
             .map_err(|_| type_error("fn must be a function"))?;
-        let options = call_options(&options, "options", true)?;
+        let options = call_options(&options, true)?;
         let deadline = deadline_of(&options);
         Ok::<_, JsValue>((task, options, deadline))
     })();
-    let (task, options, deadline) = match started {
+    let (task, mut options, deadline) = match started {
         Ok(started) => started,
         Err(error) => return js_sys::Promise::reject(&error),
     };
     let call = Call {
         deadline: options.deadline,
+        criticality: options.criticality,
+        reserve: counters.reserve_for(&options, admission),
     };
-    let admitting = match start_admission(admission, deadline, options.signal.as_ref()) {
+    let admitting = match start_admission(admission, deadline, &mut options) {
         Ok(admitting) => admitting,
         Err(refusal) => return refusal.into_rejection(call, admission),
     };
