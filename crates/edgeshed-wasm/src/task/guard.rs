@@ -6,14 +6,8 @@ use super::registry::{Task, CURRENT, TASKS};
 use super::run_queue::resume_draining;
 use super::step::STEP;
 use super::wake::REMOTE_STEP;
+use crate::host::js::guarded;
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// Wraps a callback into wasm: an exception thrown through it is logged
-    /// and `recover` runs, instead of an unhandled rejection.
-    fn guarded(callback: &JsValue, label: &str, recover: &JsValue) -> js_sys::Function;
-}
 
 thread_local! {
     /// Tasks lost to an exception that unwound through their poll.

@@ -3,6 +3,7 @@
 
 use super::guard::guard;
 use super::step::step;
+use crate::host::js::queue_microtask;
 use core::cell::RefCell;
 use std::collections::VecDeque;
 use wasm_bindgen::prelude::*;
@@ -20,12 +21,6 @@ thread_local! {
     static RUN_QUEUE: RefCell<RunQueue> = RefCell::new(RunQueue::default());
     static DRAIN: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| drain());
     static DRAIN_JS: js_sys::Function = DRAIN.with(|drain| guard(drain.as_ref(), "run queue"));
-}
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_name = queueMicrotask)]
-    fn queue_microtask(callback: &js_sys::Function);
 }
 
 /// Queues task `id` for a step in the next drain.

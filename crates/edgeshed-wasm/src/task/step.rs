@@ -2,8 +2,9 @@
 //! most a bounded number of times in a row.
 
 use super::registry::{with_task, Begin, CURRENT, TASKS};
-use super::wake::{arm_next_step, in_own_context};
+use super::wake::arm_next_step;
 use super::waker::replace_asked_remote;
+use crate::host::js::in_own_context;
 use crate::id_map::id_from_js;
 use core::task::{Context, Poll};
 use wasm_bindgen::prelude::*;

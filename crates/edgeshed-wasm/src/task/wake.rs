@@ -6,6 +6,7 @@ use super::host::per_request_host;
 use super::registry::{with_task, TASKS};
 use super::run_queue::schedule;
 use super::step::step;
+use crate::host::js::{set_timeout, then_call};
 use crate::id_map::{id_from_js, id_to_js};
 use wasm_bindgen::prelude::*;
 
@@ -17,7 +18,7 @@ thread_local! {
     /// So it only arms a zero-delay timer, and the step runs in that timer's
     /// event, like any other work of the request.
     pub(super) static REMOTE_STEP: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
-        let armed = STEP_TIMER_JS.with(|step| set_timeout_with_id(step, 0.0, &id).is_ok());
+        let armed = STEP_TIMER_JS.with(|step| set_timeout(step, 0.0, &id).is_ok());
         if !armed {
             // The host refused a timer: step here rather than never.
             if let Some(id) = id.as_f64().and_then(id_from_js) {
@@ -25,28 +26,6 @@ thread_local! {
             }
         }
     });
-}
-
-#[wasm_bindgen]
-extern "C" {
-    /// `setTimeout(callback, ms, id)`: the callback receives the id.
-    #[wasm_bindgen(js_name = setTimeout, catch)]
-    fn set_timeout_with_id(
-        callback: &js_sys::Function,
-        milliseconds: f64,
-        id: &JsValue,
-    ) -> Result<JsValue, JsValue>;
-}
-
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// `promise.then(callback)`.
-    #[wasm_bindgen(js_name = thenCall)]
-    fn then_call(promise: &js_sys::Promise, callback: &js_sys::Function);
-    /// Whether `signal` (a request's) can be read here, i.e. this turn
-    /// belongs to its request.
-    #[wasm_bindgen(js_name = inOwnContext)]
-    pub(super) fn in_own_context(signal: &JsValue) -> bool;
 }
 
 /// How a woken task gets its next step.
