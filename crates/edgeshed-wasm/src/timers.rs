@@ -9,7 +9,7 @@ use core::cmp::Reverse;
 use core::task::{Poll, Waker};
 use std::collections::BinaryHeap;
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 /// A deadline in ms as a totally ordered key (non-negative `f64`s order
@@ -76,7 +76,7 @@ impl<P: Platform> Timers<P> {
     }
 
     /// The host (tests drive the fake one's clock through it).
-    #[cfg(test)]
+    #[cfg(all(test, not(target_arch = "wasm32")))]
     pub(crate) fn platform(&self) -> &P {
         &self.platform
     }

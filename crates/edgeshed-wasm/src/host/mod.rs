@@ -6,7 +6,7 @@
 //! [`JsPlatform`] is the real one; in native unit tests a fake (`fake.rs`)
 //! with a manual clock stands in for it.
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) mod fake;
 pub(crate) mod js;
 

@@ -63,7 +63,7 @@ pub use js::{
 };
 pub use waker::RemoteWake;
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod native_tests;
 #[cfg(all(test, target_arch = "wasm32"))]
 mod tests;

@@ -131,8 +131,13 @@ fn a_task_dropped_while_queued_is_never_polled() {
     let task = EXECUTOR.with(|ex| ex.remove(id));
     assert!(task.is_some());
     drop(task);
+    // A task spawned meanwhile may take the dropped one's slot: the stale
+    // queued id must not reach it either.
+    let other = Rc::new(Seen::default());
+    spawn_probe(&other);
     run_microtasks();
     assert_eq!(seen.polls.get(), 1, "never polled after the drop");
+    assert_eq!(other.polls.get(), 1, "the newcomer is not stepped for it");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The executor's public face on the JavaScript runtime: spawning,
 //! reclaiming, handing a promise's settlement over, and the counters.
 
-use super::{Js, JsIo, EXECUTOR};
+use super::runtime::{Js, JsIo, EXECUTOR};
 use crate::task::executor::Executor;
 use crate::task::state::{Task, TaskFuture};
 use crate::task::step::step;
