@@ -406,7 +406,7 @@ async function stats() {
 let finalStats = await stats();
 // A request workerd cancels as hung leaves its task (and permits) behind
 // until the worker reclaims it, twice its longest legitimate request time
-// after it started (`reclaim_expired` in crates/edgeshed-wasm/src/task/registry.rs); wait that long before calling permits
+// after it started (`reclaim_expired` in crates/edgeshed-wasm/src/task/executor.rs); wait that long before calling permits
 // lost. Longest request here: global queue 50 ms + users queue 20 ms +
 // timeoutMs 1000 + 5 s slack = 6.07 s, so 12.14 s.
 const RECLAIM_MS = 2 * (50 + 20 + 1000 + 5000) + 1000;

@@ -1,5 +1,7 @@
 //! An `AbortSignal` as a future, read once and then only listened to.
 
+pub use crate::host::js::abort_reason;
+use crate::host::js::{off_abort, on_abort};
 use core::cell::RefCell;
 use core::future::Future;
 use core::pin::Pin;
@@ -7,20 +9,6 @@ use core::task::{Context, Poll, Waker};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
-
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// `{ reason }` if `signal` has aborted, else `undefined` (also when the
-    /// host refuses to read it).
-    #[wasm_bindgen(js_name = abortReason)]
-    pub fn abort_reason(signal: &AbortSignal) -> JsValue;
-    /// Calls `callback({ reason })` when `signal` aborts; returns the listener.
-    #[wasm_bindgen(js_name = onAbort)]
-    fn on_abort(signal: &AbortSignal, callback: &JsValue) -> JsValue;
-    /// Removes a listener added by `onAbort`.
-    #[wasm_bindgen(js_name = offAbort)]
-    fn off_abort(signal: &AbortSignal, listener: &JsValue);
-}
 
 /// What the abort listener shares with the future.
 #[derive(Default)]

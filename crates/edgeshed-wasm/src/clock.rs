@@ -1,21 +1,10 @@
 //! Time from the JavaScript host: [`JsClock`] (an edgeshed `Clock`) and
 //! its sleeps ([`JsSleep`], in `sleep.rs`).
 
+use crate::host::js::{now_millis, wall_millis};
 use crate::sleep::JsSleep;
 use core::time::Duration;
 use edgeshed::time::{Clock, Instant};
-use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// `performance.now()`, or `Date.now()` where the host has no
-    /// `performance` (chosen once, when the module loads).
-    #[wasm_bindgen(js_name = monotonicNow)]
-    pub(crate) fn now_millis() -> f64;
-    /// The wall clock in ms since the Unix epoch (NaN if unreadable).
-    #[wasm_bindgen(js_name = wallNow)]
-    fn wall_millis() -> f64;
-}
 
 /// Time from the JavaScript host: `performance.now()` (or `Date.now()`
 /// where there is no `performance`) and `setTimeout` timers.

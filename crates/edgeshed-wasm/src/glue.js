@@ -1,5 +1,5 @@
-// JavaScript helpers of edgeshed-wasm's runtime (task/, clock.rs, settled.rs,
-// abort.rs, fetch.rs), imported by wasm-bindgen as one module.
+// JavaScript helpers of edgeshed-wasm's runtime, imported by wasm-bindgen
+// as one module; their bindings are all in src/host/js.rs.
 // Nothing here may throw into Rust unless its import is marked `catch`.
 
 // --- src/abort.rs ---

@@ -73,6 +73,7 @@ pub mod abort;
 pub mod clock;
 pub mod fetch;
 pub mod held;
+mod host;
 mod id_map;
 pub mod race;
 pub mod settled;

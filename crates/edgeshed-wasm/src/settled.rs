@@ -5,20 +5,13 @@
 //! promise reports to one long-lived callback with a slot id, and the
 //! future reads its slot.
 
+use crate::host::js::watch_settled;
 use crate::id_map::{id_from_js, id_to_js, Registry};
 use core::cell::RefCell;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// `Promise.resolve(value).then(ok, err)` reporting to `on_settled(id,
-    /// fulfilled, value)`; a synchronous throw is reported as a rejection.
-    #[wasm_bindgen(js_name = watchSettled)]
-    fn watch_settled(value: &JsValue, id: f64, on_settled: &JsValue);
-}
 
 /// One awaited promise: its outcome once settled, and who waits for it.
 #[derive(Default)]

@@ -1,13 +1,41 @@
-//! [`JsSleep`]: a `setTimeout` as a future.
+//! [`JsSleep`]: a `setTimeout` as a future, and the one [`Timers`] of the
+//! JavaScript host with its callbacks.
 
-use crate::clock::now_millis;
-use crate::id_map::id_to_js;
-use crate::timers::{arm_shared, clear_timeout, set_timeout, Due, Timer, Timers, FIRE_JS, TIMERS};
-use core::cmp::Reverse;
+use crate::host::JsPlatform;
+use crate::id_map::id_from_js;
+use crate::timers::Timers;
+use core::cell::RefCell;
 use core::future::Future;
 use core::pin::Pin;
-use core::task::{Context, Poll};
-use wasm_bindgen::JsValue;
+use core::task::{Context, Poll, Waker};
+use wasm_bindgen::prelude::*;
+
+thread_local! {
+    static TIMERS: RefCell<Timers<JsPlatform>> = RefCell::new(Timers::new(JsPlatform {
+        fire: FIRE.with(|fire| crate::task::guard(fire.as_ref(), "timer")),
+        fire_queue: FIRE_QUEUE.with(|fire| crate::task::guard(fire.as_ref(), "timer queue")),
+    }));
+    /// A sleep's own host timer fired (workerd): called with its id.
+    static FIRE: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
+        let Some(id) = id.as_f64().and_then(id_from_js) else { return };
+        let waker = TIMERS.with(|timers| timers.borrow_mut().fire(id));
+        // Woken outside the borrow: the wake may poll and drop sleeps. A
+        // timer fires in the request that armed it: a local wake.
+        if let Some(waker) = waker {
+            crate::task::wake_from_own_event(waker);
+        }
+    });
+    /// The shared host timer fired: every sleep that is due ends.
+    static FIRE_QUEUE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {
+        let due: Vec<Waker> = TIMERS.with(|timers| timers.borrow_mut().fire_queue());
+        // An executor task's waker puts it in the run queue (outside workerd
+        // there is no request to step in), so an exception through one step
+        // cannot strand the rest.
+        for waker in due {
+            waker.wake();
+        }
+    });
+}
 
 /// A `setTimeout` as a future. The timer is set on the first poll and
 /// cleared if the future is dropped first.
@@ -23,83 +51,20 @@ use wasm_bindgen::JsValue;
 /// `setTimeout`, not a thousand.
 #[must_use = "futures do nothing unless polled"]
 pub struct JsSleep {
-    /// When it ends, in ms on the clock of `now_millis`.
+    /// When it ends, in ms on the host's monotonic clock.
     deadline_ms: f64,
-    timer: Option<Armed>,
-}
-
-/// A sleep's registration, once polled.
-struct Armed {
-    id: u64,
-    /// Its own host timer, or `None` when it waits in the shared queue.
-    handle: Option<JsValue>,
+    /// Its id in the timers, once polled.
+    id: Option<u64>,
 }
 
 impl JsSleep {
-    /// A sleep until `deadline_ms` on the clock of `now_millis`, armed on
+    /// A sleep until `deadline_ms` on the host's monotonic clock, armed on
     /// its first poll.
     pub(crate) fn at(deadline_ms: f64) -> Self {
         Self {
             deadline_ms,
-            timer: None,
+            id: None,
         }
-    }
-}
-
-impl JsSleep {
-    /// Registers this sleep with a timer of its own (workerd) or in the
-    /// shared queue; `Ready` at once if the host refused a timer.
-    fn arm(&mut self, cx: &Context<'_>) -> Poll<()> {
-        // (The worker build serves workerd only: no shared queue compiled in.)
-        let shared = !crate::task::per_request_host();
-        let registered = TIMERS.with(|timers| {
-            let mut timers = timers.borrow_mut();
-            if !shared {
-                return Some(timers.armed.insert(Timer::new(cx)));
-            }
-            let due = Due::at(self.deadline_ms);
-            let earliest = timers.shared.as_ref().is_none_or(|(at, _)| due < *at);
-            if earliest && !arm_shared(&mut timers, due) {
-                return None;
-            }
-            let id = timers.armed.insert(Timer::new(cx));
-            timers.queue.push(Reverse((due, id)));
-            timers.queued += 1;
-            Some(id)
-        });
-        let Some(id) = registered else {
-            return self.refused();
-        };
-        if shared {
-            self.timer = Some(Armed { id, handle: None });
-            return Poll::Pending;
-        }
-        // setTimeout's delay is a signed 32-bit millisecond count.
-        let delay = (self.deadline_ms - now_millis())
-            .ceil()
-            .clamp(0.0, 2_147_483_647.0);
-        match FIRE_JS.with(|fire| set_timeout(fire, delay, id_to_js(id))) {
-            Ok(handle) => {
-                self.timer = Some(Armed {
-                    id,
-                    handle: Some(handle),
-                });
-                Poll::Pending
-            }
-            Err(_) => {
-                TIMERS.with(|timers| timers.borrow_mut().armed.remove(id));
-                self.refused()
-            }
-        }
-    }
-
-    /// The host refused a timer (a request being torn down): an exception
-    /// must not unwind through the executor's poll, so the sleep simply
-    /// ends now — better early than never.
-    fn refused(&mut self) -> Poll<()> {
-        self.timer = None;
-        self.deadline_ms = 0.0;
-        Poll::Ready(())
     }
 }
 
@@ -107,59 +72,35 @@ impl Future for JsSleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let Some(armed) = &self.timer else {
-            return self.arm(cx);
-        };
-        let id = armed.id;
-        TIMERS.with(|timers| {
-            let mut timers = timers.borrow_mut();
-            let Some(timer) = timers.armed.get_mut(id) else {
-                return Poll::Ready(());
-            };
-            if timer.fired {
-                return Poll::Ready(());
+        if let Some(id) = self.id {
+            return TIMERS.with(|timers| timers.borrow_mut().poll(id, cx.waker()));
+        }
+        // (The worker build serves workerd only: no shared queue compiled in.)
+        let own_timer = crate::task::per_request_host();
+        let deadline_ms = self.deadline_ms;
+        match TIMERS.with(|timers| timers.borrow_mut().arm(deadline_ms, cx.waker(), own_timer)) {
+            Some(id) => {
+                self.id = Some(id);
+                Poll::Pending
             }
-            match &timer.waker {
-                Some(waker) if waker.will_wake(cx.waker()) => {}
-                _ => timer.waker = Some(cx.waker().clone()),
+            // The host refused a timer (a request being torn down): an
+            // exception must not unwind through the executor's poll, so the
+            // sleep simply ends now — better early than never.
+            None => {
+                self.deadline_ms = 0.0;
+                Poll::Ready(())
             }
-            Poll::Pending
-        })
+        }
     }
 }
 
 impl Drop for JsSleep {
     fn drop(&mut self) {
-        let Some(armed) = self.timer.take() else {
+        let Some(id) = self.id.take() else {
             return;
         };
-        let (was_armed, idle_shared, removed) = TIMERS.with(|timers| {
-            let mut timers = timers.borrow_mut();
-            let removed = timers.armed.remove(armed.id);
-            let was_armed = removed.as_ref().is_some_and(|timer| !timer.fired);
-            let mut idle_shared = None;
-            if armed.handle.is_none() && was_armed {
-                timers.queued = timers.queued.saturating_sub(1);
-                if timers.queued == 0 {
-                    // The last queued sleep gone: do not keep the host (a
-                    // Node process) waiting on a timer nobody needs.
-                    timers.queue.clear();
-                    idle_shared = timers.shared.take().map(|(_, handle)| handle);
-                } else if timers.queue.len() > 2 * timers.queued + 64 {
-                    // Mostly sleeps dropped early: keep memory bounded.
-                    let Timers { queue, armed, .. } = &mut *timers;
-                    queue.retain(|Reverse((_, id))| armed.get(*id).is_some_and(|t| !t.fired));
-                }
-            }
-            (was_armed, idle_shared, removed)
-        });
-        // The removed timer's waker is dropped here, outside the borrow.
-        drop(removed);
-        if let Some(handle) = idle_shared {
-            let _ = clear_timeout(&handle);
-        }
-        if let (true, Some(handle)) = (was_armed, armed.handle) {
-            let _ = clear_timeout(&handle);
-        }
+        let waker = TIMERS.with(|timers| timers.borrow_mut().cancel(id));
+        // Dropped here, outside the borrow.
+        drop(waker);
     }
 }

@@ -1,60 +1,43 @@
-//! The registry of armed sleeps and the host timers that fire them: one
-//! host timer per sleep in workerd, one shared timer (earliest deadline
-//! first) elsewhere.
+//! [`Timers`]: the registry of armed sleeps and the host timers that fire
+//! them — one host timer per sleep in workerd, one shared timer (earliest
+//! deadline first) elsewhere. It owns its state; `sleep.rs` wires it to the
+//! JavaScript host and only calls its methods.
 
-use crate::clock::now_millis;
-use crate::id_map::{id_from_js, Registry};
-use core::cell::RefCell;
+use crate::host::{Callback, Platform};
+use crate::id_map::Registry;
 use core::cmp::Reverse;
-use core::task::{Context, Waker};
+use core::task::{Poll, Waker};
 use std::collections::BinaryHeap;
-use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen]
-extern "C" {
-    /// `setTimeout(callback, ms, id)`: the callback receives the id.
-    #[wasm_bindgen(js_name = setTimeout)]
-    #[wasm_bindgen(catch)]
-    pub(crate) fn set_timeout(
-        callback: &js_sys::Function,
-        milliseconds: f64,
-        id: f64,
-    ) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = clearTimeout, catch)]
-    pub(crate) fn clear_timeout(handle: &JsValue) -> Result<(), JsValue>;
-}
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
 
 /// A deadline in ms as a totally ordered key (non-negative `f64`s order
 /// like their bit patterns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Due(pub(crate) u64);
+struct Due(u64);
 
 impl Due {
-    pub(crate) fn at(millis: f64) -> Self {
+    fn at(millis: f64) -> Self {
         Self(millis.max(0.0).to_bits())
     }
 
-    pub(crate) fn millis(self) -> f64 {
+    fn millis(self) -> f64 {
         f64::from_bits(self.0)
     }
 }
 
 /// One sleep's state in the registry.
-pub(crate) struct Timer {
+struct Timer<T> {
     /// The waker the sleep was last polled with: a timer wakes whoever
     /// polls it, never a task found some other way.
-    pub(crate) waker: Option<Waker>,
-    pub(crate) fired: bool,
+    waker: Option<Waker>,
+    fired: bool,
+    /// Its own host timer, or `None` when it waits in the shared queue.
+    own: Option<T>,
 }
 
-impl Timer {
-    pub(crate) fn new(cx: &Context<'_>) -> Self {
-        Self {
-            waker: Some(cx.waker().clone()),
-            fired: false,
-        }
-    }
-
+impl<T> Timer<T> {
     /// Marks it fired; returns whom to wake, unless it had fired already.
     fn fire(&mut self) -> Option<Waker> {
         if self.fired {
@@ -65,91 +48,173 @@ impl Timer {
     }
 }
 
-#[derive(Default)]
-pub(crate) struct Timers {
-    /// Every sleep that has been polled and not dropped yet.
-    pub(crate) armed: Registry<Timer>,
+/// The armed sleeps and the host timers that fire them.
+pub(crate) struct Timers<P: Platform> {
+    platform: P,
+    /// Every sleep that has been armed and not cancelled yet.
+    armed: Registry<Timer<P::Timer>>,
     /// Sleeps served by the shared host timer, earliest first. A sleep
-    /// dropped early stays in the heap until it surfaces (or the heap is
+    /// cancelled early stays in the heap until it surfaces (or the heap is
     /// compacted): only ids still in `armed` count.
-    pub(crate) queue: BinaryHeap<Reverse<(Due, u64)>>,
+    queue: BinaryHeap<Reverse<(Due, u64)>>,
     /// How many sleeps in `queue` are still armed.
-    pub(crate) queued: usize,
+    queued: usize,
     /// The shared host timer, and the deadline it is set for.
-    pub(crate) shared: Option<(Due, JsValue)>,
+    shared: Option<(Due, P::Timer)>,
 }
 
-thread_local! {
-    pub(crate) static TIMERS: RefCell<Timers> = RefCell::new(Timers::default());
-    static FIRE: Closure<dyn FnMut(JsValue)> = Closure::new(|id: JsValue| {
-        let Some(id) = id.as_f64().and_then(id_from_js) else { return };
-        let waker = TIMERS.with(|timers| timers.borrow_mut().armed.get_mut(id)?.fire());
-        // Woken outside the borrow: the wake may poll and drop sleeps. A
-        // timer fires in the request that armed it: a local wake.
-        if let Some(waker) = waker {
-            crate::task::wake_from_own_event(waker);
+impl<P: Platform> Timers<P> {
+    /// No sleeps yet, on `platform`.
+    pub(crate) fn new(platform: P) -> Self {
+        Self {
+            platform,
+            armed: Registry::default(),
+            queue: BinaryHeap::new(),
+            queued: 0,
+            shared: None,
         }
-    });
-    /// The shared host timer's callback: fires every sleep that is due and
-    /// re-arms for the next.
-    static FIRE_QUEUE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {
-        let now = Due::at(now_millis());
-        let due: Vec<Waker> = TIMERS.with(|timers| {
-            let mut timers = timers.borrow_mut();
-            timers.shared = None;
-            let mut due = Vec::new();
-            while let Some(&Reverse((at, id))) = timers.queue.peek() {
-                let live = timers.armed.contains(id);
-                if live && at > now {
-                    break;
-                }
-                timers.queue.pop();
-                if let Some(waker) = timers.armed.get_mut(id).and_then(Timer::fire) {
-                    timers.queued = timers.queued.saturating_sub(1);
-                    due.push(waker);
-                }
-            }
-            if let Some(&Reverse((next, _))) = timers.queue.peek() {
-                if !arm_shared(&mut timers, next) {
-                    // No timer for the rest: they end now (see `refused`).
-                    for Reverse((_, id)) in core::mem::take(&mut timers.queue) {
-                        if let Some(waker) = timers.armed.get_mut(id).and_then(Timer::fire) {
-                            due.push(waker);
-                        }
-                    }
-                    timers.queued = 0;
-                }
-            }
-            due
-        });
-        // An executor task's waker puts it in the run queue (outside workerd
-        // there is no request to step in), so an exception through one step
-        // cannot strand the rest.
-        for waker in due {
-            waker.wake();
-        }
-    });
-    /// `FIRE`, guarded like the executor's steps.
-    pub(crate) static FIRE_JS: js_sys::Function = FIRE.with(|fire| crate::task::guard(fire.as_ref(), "timer"));
-    /// `FIRE_QUEUE`, guarded.
-    static FIRE_QUEUE_JS: js_sys::Function =
-        FIRE_QUEUE.with(|fire| crate::task::guard(fire.as_ref(), "timer queue"));
-}
-
-/// Sets the shared host timer for `due`, replacing an earlier setting;
-/// `false` if the host refused a timer.
-pub(crate) fn arm_shared(timers: &mut Timers, due: Due) -> bool {
-    if let Some((_, handle)) = timers.shared.take() {
-        let _ = clear_timeout(&handle);
     }
-    let delay = (due.millis() - now_millis())
-        .ceil()
-        .clamp(0.0, 2_147_483_647.0);
-    match FIRE_QUEUE_JS.with(|fire| set_timeout(fire, delay, 0.0)) {
-        Ok(handle) => {
-            timers.shared = Some((due, handle));
-            true
+
+    /// The host (tests drive the fake one's clock through it).
+    #[cfg(all(test, not(target_arch = "wasm32")))]
+    pub(crate) fn platform(&self) -> &P {
+        &self.platform
+    }
+
+    /// Arms a sleep until `deadline_ms` that wakes `waker`: with a host timer
+    /// of its own (`own_timer`, workerd) or in the shared queue. `None` if
+    /// the host refused a timer.
+    pub(crate) fn arm(&mut self, deadline_ms: f64, waker: &Waker, own_timer: bool) -> Option<u64> {
+        let timer = Timer {
+            waker: Some(waker.clone()),
+            fired: false,
+            own: None,
+        };
+        if own_timer {
+            let id = self.armed.insert(timer);
+            let delay = self.delay_until(deadline_ms);
+            let Some(handle) = self.platform.set_timeout(Callback::Fire, delay, id) else {
+                self.armed.remove(id);
+                return None;
+            };
+            if let Some(timer) = self.armed.get_mut(id) {
+                timer.own = Some(handle);
+            }
+            return Some(id);
         }
-        Err(_) => false,
+        let due = Due::at(deadline_ms);
+        let earliest = self.shared.as_ref().is_none_or(|(at, _)| due < *at);
+        if earliest && !self.arm_shared(due) {
+            return None;
+        }
+        let id = self.armed.insert(timer);
+        self.queue.push(Reverse((due, id)));
+        self.queued += 1;
+        Some(id)
+    }
+
+    /// `Ready` once sleep `id` has fired (or is unknown); else `waker` is
+    /// the one it will wake.
+    pub(crate) fn poll(&mut self, id: u64, waker: &Waker) -> Poll<()> {
+        let Some(timer) = self.armed.get_mut(id) else {
+            return Poll::Ready(());
+        };
+        if timer.fired {
+            return Poll::Ready(());
+        }
+        match &timer.waker {
+            Some(old) if old.will_wake(waker) => {}
+            _ => timer.waker = Some(waker.clone()),
+        }
+        Poll::Pending
+    }
+
+    /// Forgets sleep `id`, clearing the host timers nobody needs any more.
+    /// Returns its waker, for the caller to drop outside any borrow (it may
+    /// hold the last reference to a task).
+    pub(crate) fn cancel(&mut self, id: u64) -> Option<Waker> {
+        let Timer { waker, fired, own } = self.armed.remove(id)?;
+        if fired {
+            return waker;
+        }
+        if let Some(handle) = own {
+            self.platform.clear_timeout(&handle);
+            return waker;
+        }
+        self.queued = self.queued.saturating_sub(1);
+        if self.queued == 0 {
+            // The last queued sleep gone: do not keep the host (a Node
+            // process) waiting on a timer nobody needs.
+            self.queue.clear();
+            if let Some((_, handle)) = self.shared.take() {
+                self.platform.clear_timeout(&handle);
+            }
+        } else if self.queue.len() > 2 * self.queued + 64 {
+            // Mostly sleeps cancelled early: keep memory bounded.
+            let armed = &self.armed;
+            self.queue
+                .retain(|Reverse((_, id))| armed.get(*id).is_some_and(|t| !t.fired));
+        }
+        waker
+    }
+
+    /// The own host timer of sleep `id` fired: returns whom to wake.
+    pub(crate) fn fire(&mut self, id: u64) -> Option<Waker> {
+        self.armed.get_mut(id)?.fire()
+    }
+
+    /// The shared host timer fired: fires every queued sleep that is due,
+    /// re-arms for the next, and returns whom to wake.
+    pub(crate) fn fire_queue(&mut self) -> Vec<Waker> {
+        let now = Due::at(self.platform.now_ms());
+        self.shared = None;
+        let mut due = Vec::new();
+        while let Some(&Reverse((at, id))) = self.queue.peek() {
+            let live = self.armed.contains(id);
+            if live && at > now {
+                break;
+            }
+            self.queue.pop();
+            if let Some(waker) = self.armed.get_mut(id).and_then(Timer::fire) {
+                self.queued = self.queued.saturating_sub(1);
+                due.push(waker);
+            }
+        }
+        if let Some(&Reverse((next, _))) = self.queue.peek() {
+            if !self.arm_shared(next) {
+                // No timer for the rest: they end now (better early than never).
+                for Reverse((_, id)) in core::mem::take(&mut self.queue) {
+                    if let Some(waker) = self.armed.get_mut(id).and_then(Timer::fire) {
+                        due.push(waker);
+                    }
+                }
+                self.queued = 0;
+            }
+        }
+        due
+    }
+
+    /// Sets the shared host timer for `due`, replacing an earlier setting;
+    /// `false` if the host refused a timer.
+    fn arm_shared(&mut self, due: Due) -> bool {
+        if let Some((_, handle)) = self.shared.take() {
+            self.platform.clear_timeout(&handle);
+        }
+        let delay = self.delay_until(due.millis());
+        match self.platform.set_timeout(Callback::FireQueue, delay, 0) {
+            Some(handle) => {
+                self.shared = Some((due, handle));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The delay to `deadline_ms`: `setTimeout`'s delay is a signed 32-bit
+    /// millisecond count.
+    fn delay_until(&self, deadline_ms: f64) -> f64 {
+        (deadline_ms - self.platform.now_ms())
+            .ceil()
+            .clamp(0.0, 2_147_483_647.0)
     }
 }

@@ -2,14 +2,7 @@
 //! timers and steps must stay in their request's turn) or a host where
 //! nothing ties a continuation to a request (Node.js, browsers).
 
-use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// Whether this is workerd (Cloudflare Workers).
-    #[wasm_bindgen(js_name = inWorkerd)]
-    fn in_workerd() -> bool;
-}
+use crate::host::js::in_workerd;
 
 /// The kind of JavaScript host the executor runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

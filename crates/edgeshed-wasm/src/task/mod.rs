@@ -35,30 +35,35 @@
 //! child with the task's own waker. Even so, workerd now and then
 //! delivers a step in another request's turn: a request's task first checks
 //! its request's signal and skips such a step (see [`spawn_for_request`]).
-//! And every callback into wasm is guarded (`guard.rs`): an exception that
+//! And every callback into wasm is guarded (`js/mod.rs`): an exception that
 //! unwinds through a poll fails its task instead of leaving it hanging.
 //!
 //! All of that is for workerd. Elsewhere (Node.js, browsers) nothing ties a
 //! continuation to a request, so woken tasks simply wait in one run queue
 //! drained in a microtask: no promise per wake.
 
-mod guard;
+// Module order (each uses only those above it): host, state, executor,
+// runtime, hint, step, waker, js.
+mod executor;
+mod hint;
 mod host;
-mod registry;
-mod run_queue;
+mod js;
+mod runtime;
+mod state;
 mod step;
-mod wake;
 mod waker;
 
-pub(crate) use guard::guard;
-pub use guard::lost_tasks;
+pub use hint::wake_from_own_event;
 pub(crate) use host::per_request_host;
 pub use host::{host, Host};
-pub use registry::{
-    hand_over_settlement, live_tasks, reclaim_expired, spawn, spawn_for_request, Spawned,
+pub(crate) use js::guard;
+pub use js::{
+    foreign_steps, hand_over_settlement, live_tasks, lost_tasks, reclaim_expired, spawn,
+    spawn_for_request, Spawned,
 };
-pub use step::foreign_steps;
-pub use waker::{wake_from_own_event, RemoteWake};
+pub use waker::RemoteWake;
 
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod native_tests;
 #[cfg(all(test, target_arch = "wasm32"))]
 mod tests;

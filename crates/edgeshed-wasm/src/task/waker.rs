@@ -13,61 +13,38 @@
 //! waker it was given. A [`TaskWaker`] woken under the hint takes the remote
 //! route; any other waker simply ignores it.
 
-use core::cell::Cell;
+use super::hint::{remote_now, set_asked_remote, with_remote_hint};
+use super::runtime::Runtime;
+use super::step::wake_task;
 use core::future::Future;
+use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::sync::Arc;
 use std::task::Wake;
 
-thread_local! {
-    /// Set while a [`RemoteWake`] forwards a wake.
-    static REMOTE_HINT: Cell<bool> = const { Cell::new(false) };
-    /// Set when a [`RemoteWake`] is polled: the polling task must prepare
-    /// for remote wakes (see `step`).
-    static ASKED_REMOTE: Cell<bool> = const { Cell::new(false) };
-    /// Set while a wake comes from the task's own request for certain (its
-    /// own timer firing): it overrides the hint.
-    static OWN_SOURCE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Wakes `waker` from an event of the woken task's own request (a timer it
-/// armed): even through a [`RemoteWake`], the wake takes the local route.
-///
-/// This matters in workerd: a hand-off from another request resolves the
-/// task's "remote" promise, whose continuation workerd may deliver late; a
-/// timer wake that resolved the same (already settled) promise would be
-/// lost, and the request cancelled as hung.
-pub fn wake_from_own_event(waker: Waker) {
-    let previous = OWN_SOURCE.with(|own| own.replace(true));
-    waker.wake();
-    OWN_SOURCE.with(|own| own.set(previous));
-}
-
-/// Whether a wake happening now may come from another request.
-fn remote_now() -> bool {
-    REMOTE_HINT.with(Cell::get) && !OWN_SOURCE.with(Cell::get)
-}
-
 /// Wakes one task by id: only a number crosses the `Send + Sync` boundary.
-pub(super) struct TaskWaker {
-    pub(super) id: u64,
+struct TaskWaker<R> {
+    id: u64,
+    runtime: PhantomData<fn() -> R>,
 }
 
-impl Wake for TaskWaker {
+impl<R: Runtime> Wake for TaskWaker<R> {
     fn wake(self: Arc<Self>) {
-        super::wake::wake_task(self.id, remote_now());
+        wake_task::<R>(self.id, remote_now());
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        super::wake::wake_task(self.id, remote_now());
+        wake_task::<R>(self.id, remote_now());
     }
 }
 
-/// Swaps the "a remote wake was asked for" flag, returning the old value
-/// (a step saves and restores it around its polls).
-pub(super) fn replace_asked_remote(asked: bool) -> bool {
-    ASKED_REMOTE.with(|flag| flag.replace(asked))
+/// The waker of task `id` of runtime `R`.
+pub(super) fn task_waker<R: Runtime>(id: u64) -> Waker {
+    Waker::from(Arc::new(TaskWaker::<R> {
+        id,
+        runtime: PhantomData,
+    }))
 }
 
 /// Forwards wakes to `inner` with the remote hint set.
@@ -81,9 +58,7 @@ impl Wake for HintWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let previous = REMOTE_HINT.with(|hint| hint.replace(true));
-        self.inner.wake_by_ref();
-        REMOTE_HINT.with(|hint| hint.set(previous));
+        with_remote_hint(|| self.inner.wake_by_ref());
     }
 }
 
@@ -111,7 +86,7 @@ impl<F: Future> Future for RemoteWake<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        ASKED_REMOTE.with(|flag| flag.set(true));
+        set_asked_remote();
         let hint = match this.hint {
             Some((given, hint)) if given.will_wake(cx.waker()) => hint,
             slot => {

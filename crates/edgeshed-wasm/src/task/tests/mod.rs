@@ -5,8 +5,8 @@
 mod reclaim;
 mod wakers;
 
-use super::guard::lost_tasks;
-use super::registry::current;
+use super::js::current;
+use super::lost_tasks;
 use super::{foreign_steps, live_tasks, spawn, spawn_for_request};
 use crate::race::or_never;
 use crate::JsClock;

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::deferred;
-use crate::task::registry::{live_task_ids, skip_task_generations};
+use crate::task::js::{live_task_ids, skip_task_generations};
 use crate::task::{live_tasks, spawn, RemoteWake};
 use crate::JsClock;
 use core::time::Duration;
