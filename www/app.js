@@ -8,13 +8,16 @@
 //   ?offered=600&capacity=8&latency=50&maxInFlight=8&maxQueue=16&queueTimeoutMs=100&deadlineMs=500&compare=0
 //                         initial knob values
 //   ?algorithm=gradient2  the limit: fixed (default), aimd, gradient2 or vegas
+//   ?critical=20&sheddable=30  the criticality mix in % (default calls: the rest)
 //
 // Tests read window.__edgeshed (see `hook` below) instead of sleeping.
 import { Clock, LimitedLane, LoadGenerator, Origin, UnboundedLane, rng } from "./sim.js";
 import { SeriesStore, recent } from "./metrics.js";
 import { COLORS, LaneView, formatMs } from "./lane.js";
 import { LiveMode } from "./live.js";
-import { KNOBS, knob, limiterOptions, showKnobs } from "./knobs.js";
+import { KNOBS, knob, limiterOptions, mix, showKnobs } from "./knobs.js";
+import { LevelLanes, pickLevel } from "./classes.js";
+import { onTab, showTab } from "./tabs.js";
 
 const params = new URLSearchParams(location.search);
 const WINDOW_S = 60;
@@ -50,6 +53,7 @@ const COUNTERS = [
   { key: "inFlight", label: "in flight now", color: COLORS.inFlight, hint: "requests holding a slot" },
   { key: "queued", label: "queued now", color: COLORS.queued, hint: "requests waiting, held in memory" },
   { key: "shed", label: "shed (503)", color: COLORS.shed, hint: "rejected at once: every slot taken, queue full" },
+  { key: "displaced", label: "displaced (503)", color: COLORS.shed, hint: "pushed out of a full queue by a more critical call" },
   { key: "queueTimeouts", label: "timed out (503)", color: COLORS.shed, hint: "rejected after waiting queueTimeoutMs" },
   { key: "deadline", label: "deadline (504)", color: COLORS.deadline, hint: "deadlineMs passed, queued or running" },
 ];
@@ -61,7 +65,7 @@ class Simulation {
     this.limitedView = new LaneView(this.lanesEl, {
       id: "edgeshed",
       title: "With edgeshed",
-      subtitle: "limiter.run(callOrigin, { deadlineMs }): bounded work, fast 503s.",
+      subtitle: "limiter.run(callOrigin, { deadlineMs, criticality }): bounded work, fast 503s.",
       tone: "good",
       counters: COUNTERS,
       limitChart: { title: "Limit against the origin's capacity", capacityLabel: "origin capacity (slots)" },
@@ -73,6 +77,7 @@ class Simulation {
       tone: "bad",
       counters: COUNTERS,
     });
+    this.levelLanes = new LevelLanes(this.lanesEl);
     this.paused = false;
     this.start();
     this.timer = setInterval(() => this.sample(), SAMPLE_MS);
@@ -81,23 +86,27 @@ class Simulation {
   start() {
     this.clock = new Clock(speed);
     this.random = rng(seed);
+    // The levels have a generator of their own: the arrivals stay those of `seed`.
+    const levelRandom = rng(seed * 31 + 3);
     const originOptions = () => ({ capacity: knob("capacity"), latencyMs: knob("latency"), clock: this.clock });
     this.limited = new LimitedLane({
       Limiter: this.Limiter,
       origin: new Origin({ ...originOptions(), random: rng(seed * 31 + 1) }),
       options: limiterOptions(),
+      mix: mix(),
       clock: this.clock,
     });
     this.limitedStore = new SeriesStore();
     this.unbounded = null;
     this.unboundedStore = new SeriesStore();
+    this.levelLanes.reset();
     this.setCompare($("#compare").checked);
     this.generator = new LoadGenerator({
       rate: this.paused ? 0 : knob("offered"),
       random: this.random,
       clock: this.clock,
       onArrival: () => {
-        this.limited.arrive();
+        this.limited.arrive(pickLevel(levelRandom(), mix()));
         this.unbounded?.arrive();
       },
     });
@@ -157,12 +166,13 @@ class Simulation {
       store.sample(
         t,
         { inFlight: s.inFlight, queued: s.queued, p50: lat.p50, p99: lat.p99, ...limits },
-        { offered: s.offered, admitted: s.admitted, completed: s.ok, shed: s.shed + s.queueTimeouts },
+        { offered: s.offered, admitted: s.admitted, completed: s.ok, shed: s.shed + s.displaced + s.queueTimeouts },
       );
       return s;
     };
     const limited = record(this.limited, this.limitedStore);
     const unbounded = this.unbounded ? record(this.unbounded, this.unboundedStore) : null;
+    this.levelLanes.sample(t, limited.byCriticality, mix());
     this.samples++;
 
     this.limitedView.setCounters(limited);
@@ -184,6 +194,7 @@ class Simulation {
       samples: this.samples,
       offered: knob("offered"),
       options: limiterOptions(),
+      mix: mix(),
       origin: { capacity: knob("capacity"), latencyMs: knob("latency") },
       lanes: { edgeshed: limited, unbounded },
       // The limit chart's data: the limit and the origin's capacity over the last 60 s.
@@ -201,6 +212,7 @@ class Simulation {
     const adaptive = options.algorithm !== "fixed";
     const capacityRps = (knob("capacity") * 1000) / knob("latency");
     const capacityRef = { value: capacityRps, label: `origin capacity ≈ ${Math.round(capacityRps)}/s`, color: COLORS.capacity };
+    this.levelLanes.draw(view, { throughput: [] });
     const limitedRefs = {
       concurrency: [
         adaptive
@@ -242,14 +254,7 @@ let live = null;
 
 function selectMode(mode) {
   hook.mode = mode;
-  for (const [name, tab, panel] of [
-    ["sim", $("#tab-sim"), $("#mode-sim")],
-    ["live", $("#tab-live"), $("#mode-live")],
-  ]) {
-    tab.setAttribute("aria-selected", String(name === mode));
-    tab.tabIndex = name === mode ? 0 : -1;
-    panel.hidden = name !== mode;
-  }
+  showTab(mode);
   simulation?.setPaused(mode !== "sim");
   if (mode === "live") {
     live ??= new LiveMode({ hook, windowS: WINDOW_S });
@@ -258,25 +263,7 @@ function selectMode(mode) {
     live?.stop();
   }
 }
-
-function rememberMode(mode) {
-  const url = new URL(location.href);
-  url.searchParams.delete("mode");
-  url.hash = mode === "live" ? "live" : "";
-  history.replaceState(null, "", url);
-}
-for (const mode of ["sim", "live"]) {
-  $(`#tab-${mode}`).addEventListener("click", () => {
-    rememberMode(mode);
-    selectMode(mode);
-  });
-}
-document.querySelector(".tabs").addEventListener("keydown", (event) => {
-  if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
-  const next = hook.mode === "sim" ? "live" : "sim";
-  $(`#tab-${next}`).click();
-  $(`#tab-${next}`).focus();
-});
+onTab(selectMode, () => hook.mode);
 for (const form of document.querySelectorAll("form")) form.addEventListener("submit", (event) => event.preventDefault());
 
 // ------------------------------------------------------------------ start ---

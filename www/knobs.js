@@ -1,6 +1,8 @@
 // The simulation's knobs: their inputs (initial values from the URL, see
 // app.js), their printed values, and the Limiter options they make. The
 // algorithm selector picks a fixed limit (maxInFlight) or an adaptive one.
+// The criticality mix: the shares of critical and sheddable calls (default
+// ones are the rest; moving one past 100 % in all moves the other down).
 
 const params = new URLSearchParams(location.search);
 const $ = (selector) => document.querySelector(selector);
@@ -13,6 +15,8 @@ export const KNOBS = {
   maxQueue: { format: (v) => (v === 0 ? "0 (shed at once)" : `${v}`) },
   queueTimeoutMs: { format: (v) => `${v} ms` },
   deadlineMs: { format: (v) => (v === 0 ? "off" : `${v} ms`) },
+  critical: { format: (v) => `${v} %` },
+  sheddable: { format: (v) => `${v} %` },
 };
 
 for (const [id, knob] of Object.entries(KNOBS)) {
@@ -20,6 +24,19 @@ for (const [id, knob] of Object.entries(KNOBS)) {
   if (params.has(id)) input.value = params.get(id);
   knob.input = input;
   knob.output = $(`#${id}-out`);
+}
+// The two shares never sum past 100 %: the one moved wins (this listener
+// runs before app.js's, which reads the knobs).
+for (const [id, other] of [
+  ["critical", "sheddable"],
+  ["sheddable", "critical"],
+]) {
+  const balance = () => {
+    const rest = 100 - Number(KNOBS[id].input.value);
+    if (Number(KNOBS[other].input.value) > rest) KNOBS[other].input.value = String(rest);
+  };
+  KNOBS[id].input.addEventListener("input", balance);
+  if (id === "critical") balance();
 }
 if (params.has("compare")) $("#compare").checked = params.get("compare") !== "0";
 
@@ -45,7 +62,15 @@ export function limiterOptions() {
   };
 }
 
+/** The criticality mix: `{ critical, default, sheddable }`, fractions summing to 1. */
+export function mix() {
+  const critical = knob("critical") / 100;
+  const sheddable = Math.min(1 - critical, knob("sheddable") / 100);
+  return { critical, default: Math.max(0, 1 - critical - sheddable), sheddable };
+}
+
 export function showKnobs() {
+  $("#default-share").textContent = `${Math.round(mix().default * 100)} %`;
   for (const [id, k] of Object.entries(KNOBS)) k.output.textContent = k.format(knob(id));
   const adaptive = algorithm() !== "fixed";
   $("#maxInFlight-name").textContent = adaptive ? "initialLimit" : "maxInFlight";

@@ -38,6 +38,8 @@ export function formatCount(value) {
  *   counters: [{ key, label, color, hint }],
  *   throughput: [series keys to show among offered/admitted/completed/shed],
  *   latencyTitle,
+ *   charts: the charts to draw among "concurrency", "throughput" and
+ *     "latency" (default all three),
  *   limitChart: { title, capacityLabel } (optional: the `limit` and
  *     `capacity` series of the store, drawn in a fourth chart),
  * })
@@ -54,6 +56,7 @@ export class LaneView {
     head.className = "lane-head";
     const h2 = document.createElement("h2");
     h2.textContent = config.title;
+    this.title = h2;
     const sub = document.createElement("p");
     sub.className = "lane-sub";
     sub.textContent = config.subtitle;
@@ -82,7 +85,8 @@ export class LaneView {
 
     const charts = document.createElement("div");
     charts.className = "charts";
-    this.concurrency = new TimeChart(charts, {
+    const shown = new Set(config.charts ?? ["concurrency", "throughput", "latency"]);
+    if (shown.has("concurrency")) this.concurrency = new TimeChart(charts, {
       title: "Requests in progress",
       yLabel: "requests",
       unit: "",
@@ -98,14 +102,14 @@ export class LaneView {
       completed: { key: "completed", label: "completed", color: COLORS.completed, width: 1.5 },
       shed: { key: "shed", label: "shed (503)", color: COLORS.shed },
     };
-    this.throughput = new TimeChart(charts, {
+    if (shown.has("throughput")) this.throughput = new TimeChart(charts, {
       title: "Throughput",
       yLabel: "req/s",
       unit: "/s",
       minYMax: 10,
       series: (config.throughput ?? ["offered", "admitted", "completed", "shed"]).map((k) => throughputSeries[k]),
     });
-    this.latency = new TimeChart(charts, {
+    if (shown.has("latency")) this.latency = new TimeChart(charts, {
       title: config.latencyTitle ?? "Latency of admitted requests",
       yLabel: "latency (ms)",
       format: formatMs,
@@ -138,6 +142,10 @@ export class LaneView {
     }
   }
 
+  setTitle(text) {
+    if (this.title.textContent !== text) this.title.textContent = text;
+  }
+
   setBanner(text) {
     this.banner.hidden = !text;
     this.banner.textContent = text ?? "";
@@ -146,9 +154,9 @@ export class LaneView {
   /** Visible maxima, for scales shared with another lane. */
   maxima(store, view) {
     return {
-      concurrency: this.concurrency.visibleMax(store, view),
-      throughput: this.throughput.visibleMax(store, view),
-      latency: this.latency.visibleMax(store, view),
+      concurrency: this.concurrency?.visibleMax(store, view) ?? 0,
+      throughput: this.throughput?.visibleMax(store, view) ?? 0,
+      latency: this.latency?.visibleMax(store, view) ?? 0,
       limit: this.limit?.visibleMax(store, view) ?? 0,
     };
   }
@@ -161,9 +169,10 @@ export class LaneView {
     const yMax = view.yMax ?? {};
     const refs = view.refs ?? {};
     const base = { now: view.now, windowS: view.windowS };
-    this.concurrency.draw(store, { ...base, yMax: yMax.concurrency, refs: refs.concurrency });
-    this.throughput.draw(store, { ...base, yMax: yMax.throughput, refs: refs.throughput });
+    this.concurrency?.draw(store, { ...base, yMax: yMax.concurrency, refs: refs.concurrency });
+    this.throughput?.draw(store, { ...base, yMax: yMax.throughput, refs: refs.throughput });
     this.limit?.draw(store, { ...base, yMax: yMax.limit, refs: refs.limit });
+    if (!this.latency) return;
     // Latency: seconds once the axis passes 10 s.
     let latMax = yMax.latency ?? this.latency.visibleMax(store, base);
     for (const r of refs.latency ?? []) latMax = Math.max(latMax, r.value);

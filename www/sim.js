@@ -7,6 +7,7 @@
 // is in simulated time; the Limiter's timers and the origin's latency are
 // divided by `speed` before they reach setTimeout.
 import { LatencyWindow } from "./metrics.js";
+import { LevelTally, addByCriticality, emptyByCriticality } from "./classes.js";
 export { Origin } from "./origin.js";
 
 /** A small seeded PRNG (mulberry32), uniform in [0, 1). */
@@ -34,7 +35,7 @@ export function limitOption({ algorithm = "fixed", maxInFlight }) {
 
 /**
  * The edgeshed lane: every arrival goes through `limiter.run(work,
- * { deadlineMs })` and the work is a call to its own origin. Changing the
+ * { deadlineMs, criticality })` and the work is a call to its own origin. Changing the
  * limiter's options makes a new Limiter (the old one drains on its own;
  * its counters stay in the totals). `options.algorithm` "fixed" makes a
  * `maxInFlight` limiter; "aimd", "gradient2" or "vegas" an adaptive one
@@ -51,7 +52,8 @@ export class LimitedLane {
     this.deadline = 0;
     this.errors = 0;
     this.retired = []; // older limiters still draining
-    this.base = { admitted: 0, shed: 0, queueTimeouts: 0 };
+    this.base = { admitted: 0, shed: 0, queueTimeouts: 0, byCriticality: emptyByCriticality() };
+    this.levels = new LevelTally();
     this.gen = null;
     this.setOptions(options);
   }
@@ -62,14 +64,16 @@ export class LimitedLane {
     if (options.maxQueue > 0) limiterOptions.queueTimeoutMs = toRealMs(options.queueTimeoutMs, speed);
     const key = JSON.stringify(limiterOptions);
     this.options = { ...options };
-    this.runOptions = options.deadlineMs > 0 ? { deadlineMs: toRealMs(options.deadlineMs, speed) } : undefined;
+    this.runOptions = options.deadlineMs > 0 ? { deadlineMs: toRealMs(options.deadlineMs, speed) } : {};
     if (this.gen && this.gen.key === key) return;
     if (this.gen) this.retired.push(this.gen);
     this.gen = { key, limiter: new this.Limiter(limiterOptions), running: 0, maxRunning: 0, maxInFlight: 0, maxQueued: 0, maxOrigin: 0 };
   }
 
-  arrive() {
+  /** One call of `criticality` ("critical", "default" or "sheddable"). */
+  arrive(criticality = "default") {
     this.offered++;
+    this.levels.offer(criticality);
     const gen = this.gen;
     const start = this.clock.now();
     const work = (signal) => {
@@ -96,13 +100,15 @@ export class LimitedLane {
         },
       );
     };
-    gen.limiter.run(work, this.runOptions).then(
+    gen.limiter.run(work, { ...this.runOptions, criticality }).then(
       () => {
         this.ok++;
+        this.levels.served(criticality);
         const end = this.clock.now();
         this.latency.add(end / 1000, end - start);
       },
       (error) => {
+        this.levels.failed(criticality, error);
         if (error?.name === "DeadlineError") this.deadline++;
         else if (error?.name !== "OverloadedError") {
           this.errors++;
@@ -126,23 +132,31 @@ export class LimitedLane {
     const now = this.observe();
     const total = { inFlight: now.inFlight, queued: now.queued, admitted: now.admitted, shed: now.shed, queueTimeouts: now.queueTimeouts };
     for (const key of ["admitted", "shed", "queueTimeouts"]) total[key] += this.base[key];
+    const byCriticality = addByCriticality(addByCriticality(emptyByCriticality(), this.base.byCriticality), now.byCriticality);
     const still = [];
     for (const gen of this.retired) {
       const s = gen.limiter.stats();
       if (s.inFlight === 0 && s.queued === 0) {
         for (const key of ["admitted", "shed", "queueTimeouts"]) this.base[key] += s[key];
         for (const key of ["admitted", "shed", "queueTimeouts"]) total[key] += s[key];
+        addByCriticality(this.base.byCriticality, s.byCriticality);
+        addByCriticality(byCriticality, s.byCriticality);
         gen.limiter.free();
       } else {
         still.push(gen);
         total.inFlight += s.inFlight;
         total.queued += s.queued;
         for (const key of ["admitted", "shed", "queueTimeouts"]) total[key] += s[key];
+        addByCriticality(byCriticality, s.byCriticality);
       }
     }
     this.retired = still;
+    // Per level (the limiter's byCriticality and the page's tally of the refusals' reasons).
+    const levels = this.levels.summary(byCriticality);
     return {
       ...total,
+      displaced: levels.critical.displaced + levels.default.displaced + levels.sheddable.displaced,
+      byCriticality: levels,
       offered: this.offered,
       ok: this.ok,
       deadline: this.deadline,
@@ -208,6 +222,7 @@ export class UnboundedLane {
       queued,
       admitted: this.offered,
       shed: 0,
+      displaced: 0,
       queueTimeouts: 0,
       offered: this.offered,
       ok: this.ok,

@@ -52,10 +52,11 @@ describe("dashboard: simulation mode", () => {
     assert.deepEqual([...new Set(origins)], [new URL(www.url).origin]);
     assert.equal(await page.evaluate(() => document.querySelector("#load-error").hidden), true);
 
-    // Seven charts (the limiter's lane has the limit chart too), each with
-    // labelled axes drawn on a canvas and a legend.
+    // Ten charts (the limiter's lane has the limit chart too, each
+    // criticality level's lane a throughput chart), each with labelled axes
+    // drawn on a canvas and a legend.
     const charts = await chartsDrawn(page);
-    assert.equal(charts.length, 7);
+    assert.equal(charts.length, 10);
     for (const c of charts) assert.ok(c.width > 0 && c.inked > 500, JSON.stringify(c));
     const legends = await page.locator("#lane-edgeshed .legend").allTextContents();
     assert.equal(legends.length, 4);
@@ -167,7 +168,7 @@ describe("dashboard: simulation mode", () => {
     const legends = await page.locator("#lane-edgeshed .legend").allTextContents();
     assert.match(legends[3], /limit\s*\d+.*origin capacity \(slots\)\s*4/);
     const charts = await chartsDrawn(page);
-    assert.equal(charts.length, 4);
+    assert.equal(charts.length, 4 + 3, "the edgeshed lane's four, a throughput chart per criticality level");
     for (const c of charts) assert.ok(c.inked > 500, JSON.stringify(c));
     assert.equal(state.lanes.edgeshed.errors, 0);
     await screenshot(page, "sim-adaptive-1280x800");
@@ -184,6 +185,71 @@ describe("dashboard: simulation mode", () => {
         what: `an ${algorithm} limiter`,
       });
     }
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test("a criticality mix under overload: the sheddable lane sheds, the critical lane keeps the larger admitted share", T, async () => {
+    const page = await openPage(browser, WIDE);
+    // 600 req/s against ≈ 160 req/s: 20 % critical (≈ 120 req/s, within
+    // what the origin serves), 50 % default, 30 % sheddable.
+    await load(page, `${www.url}?compare=0&offered=600&critical=20&sheddable=30`);
+    assert.equal(await page.textContent("#critical-out"), "20 %");
+    assert.equal(await page.textContent("#sheddable-out"), "30 %");
+    assert.equal(await page.textContent("#default-share"), "50 %");
+    const level = (state, name) => state.lanes.edgeshed.byCriticality[name];
+    await until(page, () => window.__edgeshed.sim?.lanes.edgeshed.byCriticality.sheddable.offered >= 300, null, {
+      what: "300 sheddable arrivals",
+    });
+
+    // Five published samples, 0.5 s of simulated time apart: the sheddable
+    // lane keeps shedding, the critical one keeps its share.
+    let state = await page.evaluate(() => window.__edgeshed.sim);
+    assert.deepEqual(state.mix, { critical: 0.2, default: 0.5, sheddable: 0.3 });
+    let shedBefore = -1;
+    for (let i = 0; i < 5; i++) {
+      state = await until(page, (n) => window.__edgeshed.sim.samples >= n && window.__edgeshed.sim, state.samples + 5, { what: "5 more samples" });
+      const [critical, sheddable] = [level(state, "critical"), level(state, "sheddable")];
+      const refusedSheddable = sheddable.shed + sheddable.displaced + sheddable.queueTimeouts;
+      const story = JSON.stringify(state.lanes.edgeshed.byCriticality);
+      assert.ok(refusedSheddable > shedBefore && sheddable.shedShare > 0.5, `the sheddable lane sheds (sample ${i}): ${story}`);
+      shedBefore = refusedSheddable;
+      assert.ok(critical.admittedShare >= sheddable.admittedShare, `critical admitted share >= sheddable's (sample ${i}): ${story}`);
+      // Critical calls (fewer than the origin serves) are nearly all admitted.
+      assert.ok(critical.admittedShare >= 0.8, `critical admitted share >= 0.8 (sample ${i}): ${story}`);
+    }
+
+    // The lanes' numbers: the limiter's byCriticality agrees with the
+    // refusals' reasons the page counted, and adds up to the lane's totals.
+    const lane = state.lanes.edgeshed;
+    for (const name of ["critical", "default", "sheddable"]) {
+      const l = level(state, name);
+      assert.equal(l.refused.limit ?? 0, l.shed, `${name}: "limit" refusals = byCriticality.shed`);
+      assert.equal(l.refused.displaced ?? 0, l.displaced, `${name}: "displaced" refusals = byCriticality.displaced`);
+    }
+    assert.ok(level(state, "sheddable").displaced > 0, "a full queue displaced sheddable waiters");
+    assert.equal(level(state, "critical").displaced, 0, "nothing displaces a critical waiter");
+    const sum = (key) => ["critical", "default", "sheddable"].reduce((n, name) => n + level(state, name)[key], 0);
+    assert.equal(sum("admitted"), lane.admitted);
+    assert.equal(sum("shed"), lane.shed);
+    assert.equal(sum("offered"), lane.offered);
+    assert.equal(sum("displaced"), lane.displaced);
+    assert.equal(lane.errors, 0);
+
+    // The page shows it: the sheddable lane's counters, and every chart drawn.
+    const shown = await counters(page, "level-sheddable");
+    assert.ok(shown.shed > 0 && shown.displaced > 0 && shown.offered > shown.admitted, JSON.stringify(shown));
+    assert.match(await page.textContent("#lane-level-critical h2"), /critical · 20 %/);
+    const charts = await chartsDrawn(page);
+    assert.equal(charts.length, 4 + 3);
+    for (const c of charts) assert.ok(c.inked > 500, JSON.stringify(c));
+    await screenshot(page, "sim-criticality-1280x800", { fullPage: true });
+
+    // The two shares never sum past 100 %: moving one moves the other down.
+    await page.locator("#critical").fill("80");
+    assert.equal(await page.textContent("#sheddable-out"), "20 %");
+    assert.equal(await page.textContent("#default-share"), "0 %");
+    await until(page, () => window.__edgeshed.sim.mix.critical === 0.8, null, { what: "the new mix published" });
     assert.deepEqual(page.problems, []);
     await page.close();
   });
