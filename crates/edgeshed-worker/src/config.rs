@@ -257,9 +257,17 @@ impl Config {
     /// The route for a request path: fan-out routes match exactly, proxy
     /// routes by prefix; the first match in configuration order wins.
     pub fn route(&self, path: &str) -> Option<&Route> {
-        self.routes.iter().find(|route| match route {
-            Route::FanOut { path: exact, .. } => exact == path,
-            Route::Proxy { prefix, .. } => path.starts_with(prefix.as_str()),
-        })
+        self.route_at(path).map(|(_, route)| route)
+    }
+
+    /// [`route`](Self::route), with its index in [`routes`](Self::routes).
+    pub fn route_at(&self, path: &str) -> Option<(usize, &Route)> {
+        self.routes
+            .iter()
+            .enumerate()
+            .find(|(_, route)| match route {
+                Route::FanOut { path: exact, .. } => exact == path,
+                Route::Proxy { prefix, .. } => path.starts_with(prefix.as_str()),
+            })
     }
 }
