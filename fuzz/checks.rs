@@ -90,7 +90,7 @@ fn check_config(config: &Config) -> Result<(), String> {
                 }
                 path
             }
-            Route::Proxy { prefix, origin } => {
+            Route::Proxy { prefix, origin, .. } => {
                 if *origin >= origins {
                     return Err(format!(
                         "routes[{index}]: proxy origin index {origin} of {origins}"

@@ -76,6 +76,8 @@ Dashboard: $www  (simulation in the browser; "Live gateway" tab for this gateway
 
   curl -i $base/aggregate          # fan-out to users (required) + recs (optional)
   curl -i $base/proxy/hello?x=1    # streamed through to the users origin
+  curl -i $base/batch/hello        # the same, sheddable: shed first under load
+  curl -i $base/api/hello          # rate-limited per client: 5/s, bursts of 10, then 429
   # /__edgeshed/* is open here because wrangler.toml's demo configuration
   # says "statsPublic": true (without it or a statsToken: 404)
   curl -s $base/__edgeshed/stats   # limiter state and counters (JSON)

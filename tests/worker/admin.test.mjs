@@ -6,7 +6,16 @@ import assert from "node:assert/strict";
 import { after, answer, gate, startOrigin } from "./support/origin.mjs";
 import { idle, serverTiming, startWorker } from "./support/worker.mjs";
 
-const SCOPE_KEYS = ["admitted", "inFlight", "limit", "queueTimeouts", "queued", "shed"];
+const SCOPE_KEYS = ["admitted", "displaced", "fairShareRefused", "inFlight", "limit", "queueTimeouts", "queued", "shed"];
+const CLASS_KEYS = ["admitted", "displaced", "inFlight", "queueTimeouts", "queued", "shed"];
+/** A scope's stats before any request: zero counters, `limit`, zero per criticality. */
+const fresh = (limit) => {
+  const zero = { admitted: 0, shed: 0, queueTimeouts: 0, displaced: 0, inFlight: 0, queued: 0 };
+  return {
+    inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit, displaced: 0, fairShareRefused: 0,
+    byCriticality: { critical: zero, default: zero, sheddable: zero },
+  };
+};
 
 /** Parses Prometheus text exposition: { help, type, samples: [{ name, labels, value }] }. */
 function parsePrometheus(text) {
@@ -141,11 +150,9 @@ describe("stats and metrics (open)", () => {
     assert.match(r.headers.get("content-type"), /^application\/json/);
     assert.ok(serverTiming(r.headers.get("server-timing")).has("admission"), "Server-Timing on every response");
     assert.deepEqual(r.json, {
-      global: { inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 5 },
-      origins: {
-        users: { inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 4 },
-        recs: { inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit: 1 },
-      },
+      global: fresh(5),
+      origins: { users: fresh(4), recs: fresh(1) },
+      routes: {},
     });
   });
 
@@ -170,8 +177,12 @@ describe("stats and metrics (open)", () => {
     recs.behave(answer({ items: [1] }));
     const stats = await worker.until(idle, { what: "idle" });
     for (const scope of [stats.global, ...Object.values(stats.origins)]) {
-      assert.deepEqual(Object.keys(scope).sort(), SCOPE_KEYS);
+      assert.deepEqual(Object.keys(scope).sort(), [...SCOPE_KEYS, "byCriticality"].sort());
       for (const key of SCOPE_KEYS) assert.ok(Number.isInteger(scope[key]) && scope[key] >= 0, key);
+      assert.deepEqual(Object.keys(scope.byCriticality), ["critical", "default", "sheddable"]);
+      for (const counts of Object.values(scope.byCriticality)) assert.deepEqual(Object.keys(counts).sort(), CLASS_KEYS);
+      // Every request here is a default one.
+      assert.equal(scope.byCriticality.default.admitted, scope.admitted);
     }
     assert.equal(stats.global.admitted, 5, "3 /agg + 2 /solo; none of the 10+ admin requests");
     assert.equal(stats.global.shed, 0);
@@ -205,6 +216,8 @@ describe("stats and metrics (open)", () => {
         inFlight: "edgeshed_in_flight",
         queued: "edgeshed_queued",
         limit: "edgeshed_limit",
+        displaced: "edgeshed_displaced_total",
+        fairShareRefused: "edgeshed_fair_share_refused_total",
       };
       return families[key];
     };
@@ -215,6 +228,10 @@ describe("stats and metrics (open)", () => {
       for (const origin of ["users", "recs"]) {
         assert.equal(sample(parsed, name, { scope: `origin:${origin}` }), stats.origins[origin][key], `${name} ${origin}`);
       }
+    }
+    for (const criticality of ["critical", "default", "sheddable"]) {
+      const labels = { scope: "origin:recs", criticality };
+      assert.equal(sample(parsed, "edgeshed_criticality_admitted_total", labels), stats.origins.recs.byCriticality[criticality].admitted);
     }
     assertHistogram(parsed, "edgeshed_admission_wait_seconds", { scope: "global" }, 5);
     assertHistogram(parsed, "edgeshed_admission_wait_seconds", { scope: "origin:users" }, 3);

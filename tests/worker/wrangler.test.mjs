@@ -33,6 +33,14 @@ test("wrangler.toml [vars.EDGESHED] (the demo configuration) runs in workerd and
     const r = await worker.get("/aggregate");
     assert.ok([200, 502, 503, 504].includes(r.status), `/aggregate: ${r.status} ${r.text}`);
     assert.ok(!["not_found", "config"].includes(r.json?.error), r.text);
+    // The sheddable route and the rate-limited one (docs/gateway.md).
+    const routes = Object.fromEntries(demo.routes.map((route) => [route.path ?? route.prefix, route]));
+    assert.equal(routes["/aggregate"].criticality, "critical");
+    assert.equal(routes["/batch/"].criticality, "sheddable");
+    assert.deepEqual(routes["/api/"].rateLimit, { key: "ip", perSecond: 5, burst: 10 });
+    const limited = await worker.get("/api/x", { headers: { "cf-connecting-ip": "192.0.2.1" } });
+    assert.equal(limited.headers.get("ratelimit-policy"), '"edgeshed";q=10;w=2', limited.text);
+    assert.match(limited.headers.get("ratelimit"), /^"edgeshed";r=9;t=1$/);
     const none = await worker.get("/no-such-route");
     assert.equal(none.status, 404);
     assert.deepEqual(none.json, { error: "not_found" });

@@ -162,7 +162,7 @@ describe("dashboard: live mode against the worker in workerd", () => {
 
     const stats = await fetch(new URL("gateway/__edgeshed/stats", www.url));
     assert.equal(stats.status, 200);
-    assert.deepEqual(Object.keys(await stats.json()), ["global", "origins"]);
+    assert.deepEqual(Object.keys(await stats.json()), ["global", "origins", "routes"]);
     const missing = await fetch(new URL("gateway/nope", www.url));
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { error: "not_found" });
@@ -189,7 +189,7 @@ describe("serve-www in front of a gateway whose stats need a token", () => {
       servers.push(withToken, without);
       const ok = await fetch(new URL("gateway/__edgeshed/stats", withToken.url));
       assert.equal(ok.status, 200);
-      assert.deepEqual(Object.keys(await ok.json()), ["global", "origins"]);
+      assert.deepEqual(Object.keys(await ok.json()), ["global", "origins", "routes"]);
       const refused = await fetch(new URL("gateway/__edgeshed/stats", without.url));
       assert.equal(refused.status, 401);
       assert.match(refused.headers.get("www-authenticate") ?? "", /^Bearer\b/);

@@ -9,22 +9,23 @@
 mod adaptive;
 mod budget;
 mod check;
+mod classes;
 mod de;
+mod error;
+mod queueing;
 mod raw;
 mod routes;
 
 pub use adaptive::Adaptive;
 pub use budget::{DEFAULT_BUDGET_BINDING, DEFAULT_LEASE_TTL_MS};
+pub use classes::{KeySource, RateLimit, RouteAdmission};
+pub use error::ConfigError;
 
 use super::proxy_path::OriginUrl;
 use crate::budget::Unavailable;
-use core::fmt;
 use core::time::Duration;
-use edgeshed::admission::Policy;
+use edgeshed::admission::{Options, Policy, QueueDiscipline, Reserve};
 use serde::{Deserialize, Deserializer};
-
-/// Most errors listed in one [`ConfigError`] message.
-const MAX_LISTED_ERRORS: usize = 20;
 
 /// Requests admitted at once when `global` is omitted; the rest are shed.
 pub const DEFAULT_GLOBAL_MAX_IN_FLIGHT: usize = 256;
@@ -72,6 +73,10 @@ pub struct Limit {
     pub max_queue: usize,
     /// Longest wait in the queue.
     pub queue_timeout: Duration,
+    /// `queueDiscipline` (and `codelTargetMs`): FIFO unless `"codel"`.
+    pub discipline: QueueDiscipline,
+    /// `reserve`, if given; see [`Config::options`] for what applies without it.
+    pub reserve: Option<Reserve>,
 }
 
 impl Limit {
@@ -84,6 +89,19 @@ impl Limit {
                 max_queue: self.max_queue,
                 timeout: self.queue_timeout,
             }
+        }
+    }
+}
+
+impl Limit {
+    /// A limit of `max_in_flight` that sheds at once: no queue, FIFO, no reserve.
+    pub const fn shedding(max_in_flight: usize) -> Self {
+        Self {
+            max_in_flight,
+            max_queue: 0,
+            queue_timeout: Duration::ZERO,
+            discipline: QueueDiscipline::Fifo,
+            reserve: None,
         }
     }
 }
@@ -142,6 +160,8 @@ pub enum Route {
         deadline: Option<Duration>,
         /// The calls to make.
         calls: Vec<FanOutCall>,
+        /// Its criticality, fairness key and rate limit.
+        admission: RouteAdmission,
     },
     /// Streams the rest of the path to one origin.
     Proxy {
@@ -149,7 +169,26 @@ pub enum Route {
         prefix: String,
         /// Index into [`Config::origins`].
         origin: usize,
+        /// Its criticality, fairness key and rate limit.
+        admission: RouteAdmission,
     },
+}
+
+impl Route {
+    /// Its criticality, fairness key and rate limit.
+    pub fn admission(&self) -> &RouteAdmission {
+        match self {
+            Route::FanOut { admission, .. } | Route::Proxy { admission, .. } => admission,
+        }
+    }
+
+    /// Its `path` (fan-out) or `prefix` (proxy): what a 429's `route:` scope names.
+    pub fn key(&self) -> &str {
+        match self {
+            Route::FanOut { path, .. } => path,
+            Route::Proxy { prefix, .. } => prefix,
+        }
+    }
 }
 
 /// One call of a fan-out route.
@@ -162,72 +201,6 @@ pub struct FanOutCall {
     /// Whether the route fails without this answer.
     pub required: bool,
 }
-
-/// What is wrong with a configuration: every problem found, each naming
-/// its key.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    message: String,
-    errors: Vec<String>,
-}
-
-impl ConfigError {
-    /// An error with this message.
-    pub fn new(message: impl Into<String>) -> Self {
-        let message = message.into();
-        Self {
-            errors: vec![message.clone()],
-            message,
-        }
-    }
-
-    /// Several problems: the message is the only one, or lists them all
-    /// (`3 configuration errors: a; b; c`; at most 20, then how many more).
-    pub fn all(errors: Vec<String>) -> Self {
-        let message = match errors.as_slice() {
-            [only] => only.clone(),
-            _ => {
-                let listed = errors.iter().take(MAX_LISTED_ERRORS);
-                let mut message = format!("{} configuration errors: ", errors.len());
-                message.push_str(&listed.cloned().collect::<Vec<_>>().join("; "));
-                if errors.len() > MAX_LISTED_ERRORS {
-                    let more = errors.len() - MAX_LISTED_ERRORS;
-                    message.push_str(&format!("; and {more} more"));
-                }
-                message
-            }
-        };
-        Self { message, errors }
-    }
-
-    /// The error of a missing or unreadable `EDGESHED` binding: the gateway
-    /// fails closed (every request answers 500) instead of guessing a
-    /// configuration. `why` says what was found.
-    pub fn missing_binding(why: &str) -> Self {
-        Self::new(format!(
-            "the EDGESHED binding is missing: {why}; set it in wrangler.toml \
-             ([vars.EDGESHED], a JSON object, or a JSON string) -- see docs/gateway.md"
-        ))
-    }
-
-    /// The message: the problem, or all of them.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    /// Each problem on its own, in the order found.
-    pub fn errors(&self) -> &[String] {
-        &self.errors
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 impl Config {
     /// Reads and checks a configuration from `deserializer`: a
@@ -260,12 +233,41 @@ impl Config {
         self.global.queue_timeout + slowest_origin + Duration::from_secs(5)
     }
 
+    /// Whether any route names a `criticality`: then every limit without a
+    /// `reserve` of its own keeps the contract's default reserve (critical
+    /// 0.1, default 0.2), so that criticality decides who is shed first.
+    pub fn criticality_in_use(&self) -> bool {
+        self.routes
+            .iter()
+            .any(|route| route.admission().criticality.is_some())
+    }
+
+    /// The admission options of `limit` (global or an origin's): its queue
+    /// discipline and its reserve — its own `reserve`, else the default one
+    /// when [criticality is in use](Self::criticality_in_use), else none.
+    pub fn options(&self, limit: &Limit) -> Options {
+        let reserve = limit.reserve.unwrap_or(if self.criticality_in_use() {
+            Reserve::default()
+        } else {
+            Reserve::NONE
+        });
+        Options::new().reserve(reserve).discipline(limit.discipline)
+    }
+
     /// The route for a request path: fan-out routes match exactly, proxy
     /// routes by prefix; the first match in configuration order wins.
     pub fn route(&self, path: &str) -> Option<&Route> {
-        self.routes.iter().find(|route| match route {
-            Route::FanOut { path: exact, .. } => exact == path,
-            Route::Proxy { prefix, .. } => path.starts_with(prefix.as_str()),
-        })
+        self.route_at(path).map(|(_, route)| route)
+    }
+
+    /// [`route`](Self::route), with its index in [`routes`](Self::routes).
+    pub fn route_at(&self, path: &str) -> Option<(usize, &Route)> {
+        self.routes
+            .iter()
+            .enumerate()
+            .find(|(_, route)| match route {
+                Route::FanOut { path: exact, .. } => exact == path,
+                Route::Proxy { prefix, .. } => path.starts_with(prefix.as_str()),
+            })
     }
 }

@@ -13,14 +13,23 @@
 //!
 //! let answer = Failure::Deadline.answer(Scope::Origin("users"));
 //! assert_eq!((answer.status, answer.body.as_str()), (504, r#"{"error":"deadline"}"#));
+//!
+//! // A key over its rate: 429, scoped to the route, with Retry-After.
+//! use edgeshed::error::RateLimited;
+//! use std::time::Duration;
+//! let failure = Failure::RateLimited(RateLimited::rate(Duration::from_millis(1500)));
+//! let answer = failure.answer(failure.scope_in(Scope::Origin("users"), "/api/"));
+//! assert_eq!(answer.status, 429);
+//! assert_eq!(answer.body, r#"{"error":"rate_limited","scope":"route:/api/","reason":"rate"}"#);
+//! assert_eq!(failure.retry_after_seconds(1), 2);
 //! ```
 
 use edgeshed::admission::AdmitError;
-use edgeshed::error::OverloadCause;
+use edgeshed::error::{OverloadCause, RateLimited};
 
-/// The `reason` of a 503. The design contract lists `limit`, `queue_timeout`,
-/// `budget` and `displaced` (a queued request pushed out by a more critical
-/// one, with criticality); a variant is added here with its cause.
+/// The `reason` of a 503: `limit`, `queue_timeout`, `budget` and
+/// `displaced` (a queued request pushed out of a full queue by a more
+/// critical one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// The scope's limit was reached and its queue full (or disabled).
@@ -29,6 +38,8 @@ pub enum Refusal {
     QueueTimeout,
     /// The fleet budget had no permit for it while it could wait.
     Budget,
+    /// It waited in a full queue until a more critical request took its place.
+    Displaced,
 }
 
 impl Refusal {
@@ -38,6 +49,7 @@ impl Refusal {
             Self::Limit => "limit",
             Self::QueueTimeout => "queue_timeout",
             Self::Budget => "budget",
+            Self::Displaced => "displaced",
         }
     }
 
@@ -46,6 +58,8 @@ impl Refusal {
     pub fn of(error: &AdmitError) -> Self {
         match error.overloaded().map(|overloaded| overloaded.cause()) {
             Some(OverloadCause::QueueTimeout) => Self::QueueTimeout,
+            Some(OverloadCause::Displaced) => Self::Displaced,
+            Some(OverloadCause::Budget) => Self::Budget,
             _ => Self::Limit,
         }
     }
@@ -56,6 +70,9 @@ impl Refusal {
 pub enum Failure {
     /// A limiter or a fleet budget refused it (503), and why.
     Overloaded(Refusal),
+    /// Its key was over its fair share of a limit, or over the route's rate
+    /// limit (429, scoped to the route).
+    RateLimited(RateLimited),
     /// The request's deadline passed first.
     Deadline,
     /// The origin's own `timeoutMs` passed first.
@@ -68,17 +85,46 @@ pub enum Failure {
     TooLarge,
 }
 
-/// Where a failure happened: the global limit, or one origin (by name).
+impl Failure {
+    /// The failure an admission error of a local limiter stands for: a
+    /// passed deadline, a key over its fair share (429), or an overload
+    /// (503, with its reason).
+    pub fn of_admission(error: &AdmitError) -> Self {
+        if error.is_expired() {
+            return Self::Deadline;
+        }
+        match error.rate_limited() {
+            Some(limited) => Self::RateLimited(limited),
+            None => Self::Overloaded(Refusal::of(error)),
+        }
+    }
+}
+
+/// Where a failure happened: the global limit, one origin (by name), or a
+/// route (its `path` or `prefix`: where a 429 is scoped).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope<'a> {
     /// The worker's global admission.
     Global,
     /// The named origin: its limit, its budget or its call.
     Origin(&'a str),
+    /// The route of this path or prefix: its rate limit, or its key's fair share.
+    Route(&'a str),
+}
+
+impl Scope<'_> {
+    /// `global`, `origin:<name>` or `route:<path or prefix>`.
+    fn name(self) -> String {
+        match self {
+            Scope::Global => "global".to_string(),
+            Scope::Origin(name) => format!("origin:{name}"),
+            Scope::Route(key) => format!("route:{key}"),
+        }
+    }
 }
 
 /// The answer to a failure: status, JSON body, and whether it carries
-/// `Retry-After` (503s do).
+/// `Retry-After` (503s and 429s do).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answer {
     /// The HTTP status.
@@ -90,23 +136,52 @@ pub struct Answer {
 }
 
 impl Failure {
+    /// The scope a failure met in `scope` is answered in: a 429 (a key over
+    /// its rate or its fair share of any limit) is scoped to the request's
+    /// `route`; every other failure to where it happened.
+    pub fn scope_in<'a>(self, scope: Scope<'a>, route: &'a str) -> Scope<'a> {
+        match self {
+            Self::RateLimited(_) => Scope::Route(route),
+            _ => scope,
+        }
+    }
+
+    /// The `Retry-After` seconds of the answer: a rate limit's earliest
+    /// allowed time, rounded up (at least 1); otherwise `configured` (the
+    /// `retryAfterSeconds` key).
+    pub fn retry_after_seconds(self, configured: u32) -> u32 {
+        let Self::RateLimited(limited) = self else {
+            return configured;
+        };
+        match limited.retry_after() {
+            Some(wait) => {
+                let millis = u32::try_from(wait.as_millis()).unwrap_or(u32::MAX);
+                millis.div_ceil(1000).max(1)
+            }
+            None => configured,
+        }
+    }
+
     /// The gateway's answer to this failure in `scope`. Failures that only
     /// an origin call has (`Timeout`, `Unreachable`, `Status`, `TooLarge`)
-    /// name the origin; in [`Scope::Global`] (never the case) the name is
+    /// name the origin; in another scope (never the case) the name is
     /// empty.
     pub fn answer(self, scope: Scope<'_>) -> Answer {
         let origin = match scope {
-            Scope::Global => "",
+            Scope::Global | Scope::Route(_) => "",
             Scope::Origin(name) => name,
         };
         let (status, body) = match self {
             Self::Overloaded(refusal) => {
-                let scope = match scope {
-                    Scope::Global => "global".to_string(),
-                    Scope::Origin(name) => format!("origin:{name}"),
-                };
+                let scope = scope.name();
                 let fields = [("scope", scope.as_str()), ("reason", refusal.as_str())];
                 (503, error_json("overloaded", &fields))
+            }
+            Self::RateLimited(limited) => {
+                let scope = scope.name();
+                let reason = limited.reason().as_str();
+                let fields = [("scope", scope.as_str()), ("reason", reason)];
+                (429, error_json("rate_limited", &fields))
             }
             Self::Deadline => (504, error_json("deadline", &[])),
             Self::Timeout => (504, error_json("timeout", &[("origin", origin)])),
@@ -129,7 +204,7 @@ impl Failure {
         Answer {
             status,
             body,
-            retry_after: status == 503,
+            retry_after: status == 503 || status == 429,
         }
     }
 }

@@ -1,6 +1,10 @@
 //! Counters and histograms of the worker, rendered as JSON (`/__edgeshed/stats`)
 //! and in the Prometheus text exposition format (`/__edgeshed/metrics`).
 
+mod classes;
+
+pub use classes::RouteMetrics;
+
 use core::fmt::Write;
 use core::time::Duration;
 use edgeshed::admission::Stats;
@@ -99,13 +103,21 @@ pub struct BudgetStats {
 
 fn stats_json(stats: &Stats) -> String {
     format!(
-        "{{\"inFlight\":{},\"queued\":{},\"admitted\":{},\"shed\":{},\"queueTimeouts\":{},\"limit\":{}}}",
-        stats.in_flight, stats.queued, stats.admitted, stats.shed, stats.queue_timeouts, stats.limit
+        "{{\"inFlight\":{},\"queued\":{},\"admitted\":{},\"shed\":{},\"queueTimeouts\":{},\"limit\":{}{}}}",
+        stats.in_flight,
+        stats.queued,
+        stats.admitted,
+        stats.shed,
+        stats.queue_timeouts,
+        stats.limit,
+        classes::scope_fields(stats)
     )
 }
 
-/// `{"global": {...}, "origins": {"<name>": {...}}}` for `/__edgeshed/stats`.
-pub fn render_stats_json(scopes: &[ScopeMetrics<'_>]) -> String {
+/// `{"global": {...}, "origins": {"<name>": {...}}, "routes": {"<route>":
+/// {...}}}` for `/__edgeshed/stats`: each scope's limit, counters and
+/// counts per criticality; each rate-limited route's `rateLimited`.
+pub fn render_stats_json(scopes: &[ScopeMetrics<'_>], routes: &[RouteMetrics<'_>]) -> String {
     let mut global = String::from("null");
     let mut origins = Vec::new();
     for scope in scopes {
@@ -125,16 +137,18 @@ pub fn render_stats_json(scopes: &[ScopeMetrics<'_>]) -> String {
         }
     }
     format!(
-        "{{\"global\":{global},\"origins\":{{{}}}}}",
-        origins.join(",")
+        "{{\"global\":{global},\"origins\":{{{}}},\"routes\":{}}}",
+        origins.join(","),
+        classes::routes_json(routes)
     )
 }
 
 /// A metric family derived from [`Stats`]: name, type, help, value.
 type Family = (&'static str, &'static str, &'static str, fn(&Stats) -> u64);
 
-/// The Prometheus text exposition (version 0.0.4) of every scope.
-pub fn render_prometheus(scopes: &[ScopeMetrics<'_>]) -> String {
+/// The Prometheus text exposition (version 0.0.4) of every scope and
+/// rate-limited route.
+pub fn render_prometheus(scopes: &[ScopeMetrics<'_>], routes: &[RouteMetrics<'_>]) -> String {
     let mut out = String::new();
     let families: [Family; 6] = [
         (
@@ -207,6 +221,7 @@ pub fn render_prometheus(scopes: &[ScopeMetrics<'_>]) -> String {
             histogram.render(&mut out, name, &format!("origin=\"{origin}\""));
         }
     }
+    classes::render(&mut out, scopes, routes);
     out
 }
 

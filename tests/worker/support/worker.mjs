@@ -50,9 +50,10 @@ let markers = 0;
  * What the worker logs (`console.*`) is collected instead of printed: read
  * it with `await worker.logged()`. `scriptPath` (relative to the repository)
  * and `bindings` (more env entries) are for test entries such as
- * `support/hostile-env.mjs`.
+ * `support/hostile-env.mjs`; `ratelimits` are Miniflare's Rate Limiting
+ * bindings (`{ NAME: { simple: { limit, period } } }`).
  */
-export async function startWorker(binding, { statsToken, scriptPath = "worker/index.mjs", bindings = {}, durableObjects } = {}) {
+export async function startWorker(binding, { statsToken, scriptPath = "worker/index.mjs", bindings = {}, durableObjects, ratelimits } = {}) {
   const wasm = join(ROOT, "dist/worker/edgeshed_bg.wasm");
   if (!existsSync(wasm)) throw new Error(`${wasm} is missing: run ./scripts/build-worker.sh first`);
   const config = wranglerToml();
@@ -72,6 +73,8 @@ export async function startWorker(binding, { statsToken, scriptPath = "worker/in
     // The fleet budget's namespace, as wrangler.toml declares it (the
     // production entry exports the class; other entries bind none unless asked).
     durableObjects: durableObjects ?? (scriptPath === "worker/index.mjs" ? wranglerDurableObjects(config) : {}),
+    // Rate Limiting bindings (wrangler.toml's [[ratelimits]]), if a test asks.
+    ...(ratelimits ? { ratelimits } : {}),
   };
   const mf = new Miniflare({
     cf: false,

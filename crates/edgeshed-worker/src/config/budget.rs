@@ -111,7 +111,7 @@ pub(super) fn budget(
 
 /// A JavaScript identifier of ASCII letters, digits and `_` (what wrangler
 /// accepts as a binding name), 1 to 64 long.
-fn is_identifier(name: &str) -> bool {
+pub(super) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     let first_ok = chars
         .next()

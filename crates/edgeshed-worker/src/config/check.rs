@@ -3,6 +3,7 @@
 //! naming its key; a [`Config`] is built only when there is none.
 
 use super::de::{Entries, Fault, Flag, Int, Range, Section, Text};
+use super::queueing::QueueingKeys;
 use super::raw::{Millis, NonNegative, Positive, RawConfig, RawLimit, RawOrigin};
 use super::{Admin, Config, ConfigError, Limit, Origin};
 use super::{DEFAULT_GLOBAL_MAX_IN_FLIGHT, DEFAULT_MAX_BODY_BYTES};
@@ -140,19 +141,24 @@ fn build(report: &mut Report, raw: &RawConfig) -> Option<Config> {
     let retry = report.int(&raw.retry_after_seconds, "retryAfterSeconds");
     let admin = admin(report, raw);
     let global = match &raw.global {
-        None => Some(Limit {
-            max_in_flight: DEFAULT_GLOBAL_MAX_IN_FLIGHT,
-            max_queue: 0,
-            queue_timeout: Duration::ZERO,
-        }),
+        None => Some(Limit::shedding(DEFAULT_GLOBAL_MAX_IN_FLIGHT)),
         Some(section) => report.open(section, "global").and_then(|global| {
             let RawLimit {
                 max_in_flight,
                 max_queue,
                 queue_timeout_ms,
+                queue_discipline,
+                codel_target_ms,
+                reserve,
             } = global;
             let keys = (max_in_flight, max_queue, queue_timeout_ms);
-            limit(report, "global", keys, DEFAULT_GLOBAL_MAX_IN_FLIGHT)
+            let limit = limit(report, "global", keys, DEFAULT_GLOBAL_MAX_IN_FLIGHT);
+            let queueing = QueueingKeys {
+                discipline: queue_discipline,
+                codel_target_ms,
+                reserve,
+            };
+            super::queueing::queueing(report, "global", queueing, limit)
         }),
     };
     let (origins, names) = origins(report, raw);
@@ -222,6 +228,7 @@ fn limit(report: &mut Report, path: &str, keys: LimitKeys<'_>, default: usize) -
         max_in_flight: max_in_flight.or(default as u64)? as usize,
         max_queue: max_queue? as usize,
         queue_timeout: queue_timeout?,
+        ..Limit::shedding(default)
     })
 }
 
@@ -272,6 +279,12 @@ fn origin(report: &mut Report, name: &str, section: &Section<RawOrigin>) -> Opti
     };
     let keys = (&raw.max_in_flight, &raw.max_queue, &raw.queue_timeout_ms);
     let limit = limit(report, &path, keys, DEFAULT_ORIGIN_MAX_IN_FLIGHT);
+    let queueing = QueueingKeys {
+        discipline: &raw.queue_discipline,
+        codel_target_ms: &raw.codel_target_ms,
+        reserve: &raw.reserve,
+    };
+    let limit = super::queueing::queueing(report, &path, queueing, limit);
     let adaptive = super::adaptive::of_origin(report, &path, raw);
     let timeout = report.millis(&raw.timeout_ms, &join(&path, "timeoutMs"));
     let max_body_bytes = report.int(&raw.max_body_bytes, &join(&path, "maxBodyBytes"));

@@ -231,7 +231,27 @@ impl<'de, T: Deserialize<'de>> Shape<'de> for Entries<T> {
     }
 }
 
-deserialize_shaped!([] Text, [] Flag, [R: Range] Int<R>, [T: Deserialize<'de>] List<T>, [T: Deserialize<'de>] Entries<T>);
+/// A number from 0 to 1 (a fraction of a limit: `reserve.critical`), or
+/// what is wrong with the value found.
+pub(super) struct Fraction(pub(super) Result<f64, String>);
+
+impl Shape<'_> for Fraction {
+    fn scalar(found: Scalar) -> Self {
+        Fraction(match found {
+            Scalar::Number(n) if (0.0..=1.0).contains(&n) => Ok(n),
+            Scalar::Number(n) => Err(format!(
+                "must be a number from 0 to 1, got {}",
+                describe_number(n)
+            )),
+            other => Err(format!(
+                "must be a number from 0 to 1, got {}",
+                other.kind()
+            )),
+        })
+    }
+}
+
+deserialize_shaped!([] Fraction, [] Text, [] Flag, [R: Range] Int<R>, [T: Deserialize<'de>] List<T>, [T: Deserialize<'de>] Entries<T>);
 
 mod section;
 pub(super) use section::{Fault, Section};

@@ -4,7 +4,9 @@
 //! checked in `check.rs`.
 
 use super::budget::RawBudget;
+use super::classes::{RawFairness, RawRateLimit};
 use super::de::{Entries, Flag, Int, List, Range, Section, Text};
+use super::queueing::RawReserve;
 use serde::Deserialize;
 
 /// Largest accepted count (`maxInFlight`, `maxQueue`).
@@ -69,6 +71,9 @@ pub(super) struct RawLimit {
     pub(super) max_in_flight: Option<Int<Positive>>,
     pub(super) max_queue: Option<Int<NonNegative>>,
     pub(super) queue_timeout_ms: Option<Int<Millis>>,
+    pub(super) queue_discipline: Option<Text>,
+    pub(super) codel_target_ms: Option<Int<Millis>>,
+    pub(super) reserve: Option<Section<RawReserve>>,
 }
 
 /// `origins.<name>`.
@@ -79,6 +84,9 @@ pub(super) struct RawOrigin {
     pub(super) max_in_flight: Option<Int<Positive>>,
     pub(super) max_queue: Option<Int<NonNegative>>,
     pub(super) queue_timeout_ms: Option<Int<Millis>>,
+    pub(super) queue_discipline: Option<Text>,
+    pub(super) codel_target_ms: Option<Int<Millis>>,
+    pub(super) reserve: Option<Section<RawReserve>>,
     pub(super) timeout_ms: Option<Int<Millis>>,
     pub(super) max_body_bytes: Option<Int<Bytes>>,
     pub(super) adaptive: Option<Section<super::adaptive::RawAdaptive>>,
@@ -94,6 +102,9 @@ pub(super) struct RawRoute {
     pub(super) fanout: Option<List<Section<RawCall>>>,
     pub(super) prefix: Option<Text>,
     pub(super) origin: Option<Text>,
+    pub(super) criticality: Option<Text>,
+    pub(super) fairness: Option<Section<RawFairness>>,
+    pub(super) rate_limit: Option<Section<RawRateLimit>>,
 }
 
 /// `routes[i].fanout[j]`.

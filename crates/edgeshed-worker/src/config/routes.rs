@@ -128,6 +128,7 @@ fn fan_out(
             calls.into_iter().collect::<Option<Vec<_>>>()
         }
     };
+    let admission = super::classes::admission(report, path, raw);
     Some(Route::FanOut {
         path: exact.to_string(),
         deadline: match deadline {
@@ -136,6 +137,7 @@ fn fan_out(
             Field::Invalid => return None,
         },
         calls: calls?,
+        admission: admission?,
     })
     .filter(|_| raw.origin.is_none())
 }
@@ -164,10 +166,13 @@ fn proxy(
             join(path, "prefix")
         ));
     }
+    let admission = super::classes::admission(report, path, raw);
     let origin = origin_index(report, &raw.origin, &join(path, "origin"), names)?;
+    let admission = admission?;
     (ends_well && !misplaced).then(|| Route::Proxy {
         prefix: prefix.to_string(),
         origin,
+        admission,
     })
 }
 

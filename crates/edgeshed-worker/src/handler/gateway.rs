@@ -5,8 +5,9 @@
 use super::convert::read_config;
 use super::global::Global;
 use super::origin::OriginRuntime;
+use super::route::RouteRuntime;
 use crate::config::{Config, ConfigError};
-use crate::metrics::{Histogram, ScopeMetrics};
+use crate::metrics::{Histogram, RouteMetrics, ScopeMetrics};
 use core::cell::{Cell, Ref, RefCell};
 use edgeshed::admission::Admission;
 use edgeshed_wasm::JsClock;
@@ -27,6 +28,8 @@ pub(crate) struct Gateway {
     /// One runtime per origin, in `config.origins` order (a route's origin
     /// index is an index here).
     pub(crate) origins: Vec<OriginRuntime>,
+    /// One runtime per route (its rate limit), in `config.routes` order.
+    pub(crate) routes: Vec<RouteRuntime>,
     /// Tasks of cancelled requests whose permits were reclaimed.
     pub(crate) reclaimed_tasks: Cell<u64>,
 }
@@ -60,13 +63,17 @@ impl Gateway {
         let config = read_config(env)?;
         // The configuration refuses what the core refuses (a zero limit or
         // queue timeout); a refusal here still fails closed, naming the scope.
-        let global = Admission::new(config.global.max_in_flight, config.global.policy(), JsClock)
+        let limit = &config.global;
+        let options = config.options(limit);
+        let global = Admission::with_options(limit.max_in_flight, limit.policy(), options, JsClock)
             .map_err(|error| ConfigError::new(format!("global: {error}")))?;
         let origins = super::origin::runtimes(env, &config)?;
+        let routes = super::route::runtimes(env, &config)?;
         Ok(Gateway {
             config,
             global: Global::new(global),
             origins,
+            routes,
             reclaimed_tasks: Cell::new(0),
         })
     }
@@ -76,8 +83,12 @@ impl Gateway {
         self.origins.get(index)
     }
 
-    /// Every scope's stats and histograms, global first.
-    pub(crate) fn with_scopes<T>(&self, render: impl FnOnce(&[ScopeMetrics<'_>]) -> T) -> T {
+    /// Every scope's stats and histograms, global first, and every
+    /// rate-limited route's numbers.
+    pub(crate) fn with_scopes<T>(
+        &self,
+        render: impl FnOnce(&[ScopeMetrics<'_>], &[RouteMetrics<'_>]) -> T,
+    ) -> T {
         let global_wait = self.global.wait.borrow();
         let names: Vec<String> = self
             .origins
@@ -105,6 +116,12 @@ impl Gateway {
                 budget: origin.budget_stats(),
             });
         }
-        render(&scopes)
+        let routes: Vec<RouteMetrics<'_>> = self
+            .routes
+            .iter()
+            .zip(&self.config.routes)
+            .filter_map(|(runtime, route)| runtime.metrics(route))
+            .collect();
+        render(&scopes, &routes)
     }
 }

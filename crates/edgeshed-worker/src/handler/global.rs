@@ -3,11 +3,12 @@
 //! is sent (a proxied body: until it has streamed).
 
 use super::respond::ResponseParts;
-use crate::failure::{Failure, Refusal, Scope};
+use super::route::Admitting;
+use crate::failure::{Failure, Scope};
 use crate::metrics::Histogram;
 use core::cell::RefCell;
 use core::time::Duration;
-use edgeshed::admission::{Admission, AdmitError};
+use edgeshed::admission::Admission;
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::JsClock;
@@ -34,29 +35,30 @@ impl Global {
         }
     }
 
-    /// Admits a request that entered at `entry`, waiting at most until its
-    /// `deadline`. A refusal is answered here (503 scope `global`, or 504
-    /// deadline), with its `admission` timing.
+    /// Admits a request (`call`: its criticality and fairness key) on
+    /// `route` that entered at `entry`, waiting at most until its
+    /// `deadline`. A refusal is answered here (503 scope `global`, 429 scope
+    /// the route, or 504 deadline), with its `admission` timing.
     pub(crate) async fn admit(
         &self,
         entry: Instant,
         deadline: Option<Instant>,
+        Admitting { call, route }: Admitting<'_>,
         retry_after_seconds: u32,
     ) -> Result<Admitted, ResponseParts> {
         let admit = match deadline {
-            Some(at) => self.admission.admit_before(at),
-            None => self.admission.admit(),
+            Some(at) => self.admission.admit_call_before(call.clone(), at),
+            None => self.admission.admit_call(call.clone()),
         };
         let admitted = edgeshed_wasm::task::RemoteWake::new(admit).await;
         let waited = JsClock.now().saturating_duration_since(entry);
         self.wait.borrow_mut().observe(waited);
         let failure = match admitted {
             Ok(permit) => return Ok(Admitted { permit, waited }),
-            Err(AdmitError::Expired) => Failure::Deadline,
-            Err(error) => Failure::Overloaded(Refusal::of(&error)),
+            Err(error) => Failure::of_admission(&error),
         };
         Err(
-            ResponseParts::failure(failure, Scope::Global, retry_after_seconds)
+            ResponseParts::failure(failure, Scope::Global, route, retry_after_seconds)
                 .timing("admission", waited),
         )
     }

@@ -177,3 +177,25 @@ function guarded(path, read) {
     throw `${path} could not be read (${message})`;
   }
 }
+
+// --- src/handler/route.rs ---
+export function rateLimiterOf(env, name) {
+  try {
+    const binding = env?.[name];
+    return binding && typeof binding.limit === "function" ? binding : undefined;
+  } catch {
+    return undefined;
+  }
+}
+export function rateLimitAllows(binding, key) {
+  // A binding that throws or rejects allows the request: its limit is an
+  // extra one, and the gateway's own limits still apply.
+  try {
+    return Promise.resolve(binding.limit({ key })).then(
+      (outcome) => outcome?.success !== false,
+      () => true,
+    );
+  } catch {
+    return Promise.resolve(true);
+  }
+}

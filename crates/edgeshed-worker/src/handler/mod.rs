@@ -13,7 +13,8 @@
 //!
 //! Module dependency order (each uses only those before it):
 //! `respond`, `concurrently`, `convert` → `budget` → `origin` → `global` →
-//! `gateway` → `fanout`, `proxy` → `admin` → this module.
+//! `gateway` (with `route`: a route's criticality, key and rate limit) →
+//! `fanout`, `proxy` → `admin` → this module.
 
 mod admin;
 mod budget;
@@ -25,11 +26,13 @@ mod global;
 mod origin;
 mod proxy;
 mod respond;
+mod route;
 
 use edgeshed::time::Clock;
 use edgeshed_wasm::JsClock;
 use gateway::Gateway;
 use respond::{error_json, ResponseParts};
+use route::{Admitting, RouteRuntime};
 use wasm_bindgen::prelude::*;
 
 /// Handles one request. The promise always resolves to a `Response`: every
@@ -123,28 +126,64 @@ async fn route(
     if path.starts_with("/__edgeshed/") {
         return admin::respond(&gateway, &request, path).await;
     }
-    match gateway.config.route(path) {
-        None => ResponseParts::json(404, error_json("not_found", &[]))
+    let not_found = || {
+        ResponseParts::json(404, error_json("not_found", &[]))
             .timing("admission", core::time::Duration::ZERO)
-            .into_response(),
-        Some(crate::config::Route::FanOut {
-            deadline, calls, ..
-        }) => {
-            let deadline = deadline.map(|budget| entry + budget);
-            fanout::respond(&gateway, &request, entry, deadline, calls, &ctx).await
+            .into_response()
+    };
+    let Some((index, found)) = gateway.config.route_at(path) else {
+        return not_found();
+    };
+    let Some(runtime) = gateway.routes.get(index) else {
+        return not_found();
+    };
+    let classified = RouteRuntime::classify(found, &request);
+    let admitting = Admitting {
+        call: &classified.call,
+        route: found.key(),
+    };
+    // The route's rate limit comes first: a request over it costs no limit a slot.
+    let headers = match runtime.check(&classified).await {
+        Ok(headers) => headers,
+        Err((limited, headers)) => {
+            let failure = crate::failure::Failure::RateLimited(limited);
+            let retry_after = gateway.config.retry_after_seconds;
+            let scope = crate::failure::Scope::Route(found.key());
+            let response = ResponseParts::failure(failure, scope, found.key(), retry_after)
+                .timing("admission", core::time::Duration::ZERO)
+                .into_response()?;
+            route::add_headers(&response, &headers);
+            return Ok(response);
         }
-        Some(crate::config::Route::Proxy { prefix, origin }) => {
+    };
+    let response = match found {
+        crate::config::Route::FanOut {
+            deadline, calls, ..
+        } => {
+            let deadline = deadline.map(|budget| entry + budget);
+            fanout::respond(
+                &gateway,
+                &request,
+                (entry, deadline),
+                calls,
+                admitting,
+                &ctx,
+            )
+            .await
+        }
+        crate::config::Route::Proxy { prefix, origin, .. } => {
             let rest = path.get(prefix.len()..).unwrap_or_default().to_string();
             let query = query.map(str::to_string);
             proxy::respond(
                 &gateway,
-                request,
-                ctx,
-                entry,
+                (&request, &ctx),
+                (entry, admitting),
                 *origin,
                 (&rest, query.as_deref()),
             )
             .await
         }
-    }
+    }?;
+    route::add_headers(&response, &headers);
+    Ok(response)
 }

@@ -31,13 +31,20 @@ impl ResponseParts {
         }
     }
 
-    /// The answer to `failure` in `scope` (the one table,
-    /// [`Failure::answer`]), with `Retry-After` on a 503.
-    pub(crate) fn failure(failure: Failure, scope: Scope<'_>, retry_after_seconds: u32) -> Self {
-        let answer = failure.answer(scope);
+    /// The answer to `failure` in `scope` of a request on `route` (the one
+    /// table, [`Failure::answer`]; a 429 is scoped to the route), with
+    /// `Retry-After` on a 503 or 429.
+    pub(crate) fn failure(
+        failure: Failure,
+        scope: Scope<'_>,
+        route: &str,
+        retry_after_seconds: u32,
+    ) -> Self {
+        let answer = failure.answer(failure.scope_in(scope, route));
         let parts = Self::json(answer.status, answer.body);
         if answer.retry_after {
-            parts.header("retry-after", &retry_after_seconds.to_string())
+            let seconds = failure.retry_after_seconds(retry_after_seconds);
+            parts.header("retry-after", &seconds.to_string())
         } else {
             parts
         }

@@ -39,6 +39,8 @@ pub(super) struct Siblings<'r> {
     pub(super) ctx: &'r JsValue,
     /// Opens once every required call is admitted.
     pub(super) gate: &'r AdmissionGate,
+    /// The request's criticality and fairness key.
+    pub(super) call: &'r edgeshed::admission::Call,
 }
 
 /// A GET to the origin's URL joined with the call's path, carrying only
@@ -73,6 +75,7 @@ pub(super) async fn call_origin(
         ctx: siblings.ctx,
         ticket: Some(ticket),
         ready: siblings.gate.admitted(call.origin, call.required),
+        call: siblings.call,
     };
     let called = origin
         .call(plan, |config| outgoing(config, call, siblings.request))

@@ -13,6 +13,7 @@ mod merge;
 use super::concurrently::until_decided;
 use super::gateway::Gateway;
 use super::respond::ResponseParts;
+use super::route::Admitting;
 use crate::budget::BudgetOrder;
 use crate::config::FanOutCall;
 use crate::failure::{Failure, Scope};
@@ -22,17 +23,21 @@ use edgeshed::time::Instant;
 use wasm_bindgen::JsValue;
 
 /// Answers a fan-out route: `calls` for a request that entered at `entry`,
-/// within its `deadline`, if any.
+/// within its `deadline`, if any, admitted as `admitting` says.
 pub(crate) async fn respond(
     gateway: &Gateway,
     request: &web_sys::Request,
-    entry: Instant,
-    deadline: Option<Instant>,
+    (entry, deadline): (Instant, Option<Instant>),
     calls: &[FanOutCall],
+    admitting: Admitting<'_>,
     ctx: &JsValue,
 ) -> Result<web_sys::Response, JsValue> {
     let retry_after = gateway.config.retry_after_seconds;
-    let global = match gateway.global.admit(entry, deadline, retry_after).await {
+    let global = match gateway
+        .global
+        .admit(entry, deadline, admitting, retry_after)
+        .await
+    {
         Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
     };
@@ -45,6 +50,7 @@ pub(crate) async fn respond(
         request,
         ctx,
         gate: &gate,
+        call: admitting.call,
     };
     let futures: Vec<_> = calls
         .iter()
@@ -81,7 +87,7 @@ pub(crate) async fn respond(
         .and_then(|o| o.as_ref())
         .and_then(|o| o.result.as_ref().err().copied())
         .unwrap_or(Failure::Unreachable);
-    ResponseParts::failure(failure, Scope::Origin(name), retry_after)
+    ResponseParts::failure(failure, Scope::Origin(name), admitting.route, retry_after)
         .timings(timings)
         .into_response()
 }

@@ -19,7 +19,9 @@ pub(crate) fn runtimes(env: &JsValue, config: &Config) -> Result<Vec<OriginRunti
         .origins
         .iter()
         .map(|origin| {
-            Admission::new(origin.limit.max_in_flight, origin.limit.policy(), JsClock)
+            let limit = &origin.limit;
+            let options = config.options(limit);
+            Admission::with_options(limit.max_in_flight, limit.policy(), options, JsClock)
                 .map_err(|error| ConfigError::new(format!("origins.{}: {error}", origin.name)))
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -6,13 +6,13 @@ use super::limit::{fetch_within, time_limit, AbortOnDrop, CallLimit};
 use super::sampling;
 use crate::budget::Ticket;
 use crate::config::Origin;
-use crate::failure::{Failure, Refusal};
+use crate::failure::Failure;
 use crate::handler::budget::{BudgetPermit, OriginBudget};
 use crate::metrics::{BudgetStats, Histogram};
 use core::cell::RefCell;
 use core::future::Future;
 use core::time::Duration;
-use edgeshed::admission::{Admission, AdmitError, Stats};
+use edgeshed::admission::{Admission, Call as Classified, Stats};
 use edgeshed::limit::adaptive::{AnyLimit, Controller};
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
@@ -52,6 +52,8 @@ pub(crate) struct CallPlan<'r, R> {
     pub(crate) ticket: Option<Ticket<'r>>,
     /// Awaited once admitted, before the request is sent.
     pub(crate) ready: R,
+    /// The request's criticality and fairness key.
+    pub(crate) call: &'r Classified,
 }
 
 /// The request a call sends.
@@ -101,7 +103,8 @@ impl OriginRuntime {
         request: impl FnOnce(&Origin) -> Result<Outgoing, JsValue>,
     ) -> Result<Call, CallError> {
         let start = JsClock.now();
-        let (permit, waited) = match self.admit(plan.deadline, plan.ctx, plan.ticket).await {
+        let admitting = (plan.call, plan.deadline);
+        let (permit, waited) = match self.admit(admitting, plan.ctx, plan.ticket).await {
             Ok(admitted) => admitted,
             Err(failure) => {
                 let waited = JsClock.now().saturating_duration_since(start);
@@ -143,14 +146,14 @@ impl OriginRuntime {
     /// and the time waited.
     async fn admit(
         &self,
-        deadline: Option<Instant>,
+        (call, deadline): (&Classified, Option<Instant>),
         ctx: &JsValue,
         ticket: Option<Ticket<'_>>,
     ) -> Result<(OriginPermit, Duration), Failure> {
         let start = JsClock.now();
         let admit = match deadline {
-            Some(at) => self.admission.admit_before(at),
-            None => self.admission.admit(),
+            Some(at) => self.admission.admit_call_before(call.clone(), at),
+            None => self.admission.admit_call(call.clone()),
         };
         let outcome = RemoteWake::new(admit).await;
         let outcome = match (outcome, &self.budget) {
@@ -177,9 +180,8 @@ impl OriginRuntime {
                 },
                 waited,
             )),
-            Err(AdmitError::Expired) => Err(Failure::Deadline),
-            // Overloaded, closed, or a refusal added to the core later.
-            Err(error) => Err(Failure::Overloaded(Refusal::of(&error))),
+            // Expired, fair share, overloaded, closed.
+            Err(error) => Err(Failure::of_admission(&error)),
         }
     }
 

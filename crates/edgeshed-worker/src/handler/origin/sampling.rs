@@ -71,8 +71,8 @@ pub(crate) fn ending(fetched: Result<u16, Failure>) -> Ending {
         Err(Failure::Unreachable) => Ending::Failed,
         Err(Failure::Deadline) => Ending::DeadlinePassed,
         // Not outcomes of a fetch (never passed here): the limit's own
-        // refusal, and a body too large after the origin answered.
-        Err(Failure::Overloaded(_)) => Ending::Overloaded,
+        // refusals, and a body too large after the origin answered.
+        Err(Failure::Overloaded(_) | Failure::RateLimited(_)) => Ending::Overloaded,
         Err(Failure::TooLarge) => Ending::Completed,
     }
 }

@@ -9,6 +9,7 @@ pub(crate) use held::held_bodies;
 use super::gateway::Gateway;
 use super::origin::{Call, CallError, CallPlan, Outgoing};
 use super::respond::{error_json, ResponseParts};
+use super::route::Admitting;
 use crate::failure::Scope;
 use edgeshed::time::Instant;
 use headers::forwardable;
@@ -39,12 +40,12 @@ fn outgoing(request: &web_sys::Request, target: String) -> Result<Outgoing, JsVa
 }
 
 /// Answers a prefix route for origin `origin_index`: `rest` (the path after
-/// the prefix) and `query` joined to the origin's URL.
+/// the prefix) and `query` joined to the origin's URL, admitted as
+/// `admitting` says.
 pub(crate) async fn respond(
     gateway: &Gateway,
-    request: web_sys::Request,
-    ctx: JsValue,
-    entry: Instant,
+    (request, ctx): (&web_sys::Request, &JsValue),
+    (entry, admitting): (Instant, Admitting<'_>),
     origin_index: usize,
     (rest, query): (&str, Option<&str>),
 ) -> Result<web_sys::Response, JsValue> {
@@ -66,17 +67,22 @@ pub(crate) async fn respond(
     }
     let retry_after = gateway.config.retry_after_seconds;
     // A prefix route has no deadline: its time limit is the origin's own.
-    let global = match gateway.global.admit(entry, None, retry_after).await {
+    let global = match gateway
+        .global
+        .admit(entry, None, admitting, retry_after)
+        .await
+    {
         Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
     };
     let plan = CallPlan {
         deadline: None,
-        ctx: &ctx,
+        ctx,
         ticket: None,
         ready: async {},
+        call: admitting.call,
     };
-    let called = origin.call(plan, |_| outgoing(&request, target)).await;
+    let called = origin.call(plan, |_| outgoing(request, target)).await;
     let admission = global.waited;
     let timed = |parts: ResponseParts, waited, took| {
         parts
@@ -84,7 +90,9 @@ pub(crate) async fn respond(
             .timing(&format!("{name}-queue"), waited)
             .timing(name, took)
     };
-    let refused = |failure| ResponseParts::failure(failure, Scope::Origin(name), retry_after);
+    let refused = |failure| {
+        ResponseParts::failure(failure, Scope::Origin(name), admitting.route, retry_after)
+    };
     let Call {
         response,
         permit,
@@ -114,7 +122,7 @@ pub(crate) async fn respond(
         .config
         .timeout
         .unwrap_or(crate::config::DEFAULT_ORIGIN_TIMEOUT);
-    let body = held::hold(&response, (permit, global.permit), &ctx, idle)?;
+    let body = held::hold(&response, (permit, global.permit), ctx, idle)?;
     timed(
         ResponseParts::stream(response.status(), body, headers),
         waited,

@@ -1,0 +1,200 @@
+//! A route's own admission, before any limit: its requests' criticality
+//! and key (read from their headers, [`crate::classify`]) and its rate
+//! limit — per isolate (a GCRA on the JS clock) or Cloudflare's Rate
+//! Limiting binding — with the `RateLimit` headers of its responses.
+
+use crate::classify::{criticality, key, CRITICALITY_HEADER};
+use crate::config::{Config, ConfigError, KeySource, RateLimit, Route};
+use crate::metrics::RouteMetrics;
+use crate::rate_headers;
+use core::cell::Cell;
+use core::time::Duration;
+use edgeshed::admission::Call;
+use edgeshed::error::RateLimited;
+use edgeshed::rate_limit::{Rate, RateLimiter};
+use edgeshed::Key;
+use edgeshed_wasm::settled::Settled;
+use edgeshed_wasm::JsClock;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/handler/glue.js")]
+extern "C" {
+    /// `env[name]` if it has a `limit` method (a Rate Limiting binding), else `undefined`.
+    #[wasm_bindgen(js_name = rateLimiterOf)]
+    fn rate_limiter_of(env: &JsValue, name: &str) -> JsValue;
+    /// `binding.limit({ key })` as a promise of `true` (allowed) or `false`;
+    /// never throws or rejects (a failing binding allows: it is not a limit
+    /// of the gateway's own).
+    #[wasm_bindgen(js_name = rateLimitAllows)]
+    fn rate_limit_allows(binding: &JsValue, key: &str) -> js_sys::Promise;
+}
+
+/// The rate limit of one route in this isolate.
+enum RouteRate {
+    /// No `rateLimit`.
+    None,
+    /// `perSecond`/`perMinute`: GCRA per key on the JS clock.
+    Local(RateLimiter<JsClock, Key>, Rate),
+    /// `binding`: asked per request; `refused` counts its refusals.
+    Binding {
+        binding: JsValue,
+        period: Duration,
+        refused: Cell<u64>,
+    },
+}
+
+/// A route's runtime: its rate limit, if any.
+pub(crate) struct RouteRuntime {
+    rate: RouteRate,
+}
+
+/// What a request of a route brings to admission.
+pub(crate) struct Classified {
+    /// Its criticality and fairness key, for every limit it passes.
+    pub(crate) call: Call,
+    /// The key its rate is counted for.
+    rate_key: Option<Key>,
+}
+
+/// What every limit a request passes needs to know of it: its call (its
+/// criticality and fairness key) and its route's `path` or `prefix` (where
+/// a 429 is scoped).
+#[derive(Clone, Copy)]
+pub(crate) struct Admitting<'r> {
+    pub(crate) call: &'r Call,
+    pub(crate) route: &'r str,
+}
+
+/// The `RateLimit-Policy` and `RateLimit` headers of a response.
+pub(crate) type RateHeaders = Option<[(&'static str, String); 2]>;
+
+/// A header of `request`, if readable.
+fn header(request: &web_sys::Request, name: &str) -> Option<String> {
+    request.headers().get(name).ok().flatten()
+}
+
+/// The key of `request` from `source`.
+fn key_of(request: &web_sys::Request, source: Option<&KeySource>) -> Option<Key> {
+    key(header(request, source?.header()).as_deref())
+}
+
+/// Every route's runtime, in `config.routes` order. A rate-limit binding
+/// that `env` lacks is a configuration error naming its key.
+pub(crate) fn runtimes(env: &JsValue, config: &Config) -> Result<Vec<RouteRuntime>, ConfigError> {
+    let mut errors = Vec::new();
+    let mut routes = Vec::new();
+    for (index, route) in config.routes.iter().enumerate() {
+        let rate = match &route.admission().rate_limit {
+            None => RouteRate::None,
+            Some(RateLimit::Local { rate, .. }) => {
+                RouteRate::Local(RateLimiter::new(*rate, JsClock), *rate)
+            }
+            Some(RateLimit::Binding {
+                binding, period, ..
+            }) => {
+                let found = rate_limiter_of(env, binding);
+                if found.is_undefined() {
+                    errors.push(format!(
+                        "routes[{index}].rateLimit.binding: env has no Rate Limiting binding \"{binding}\" \
+                         (declare it in wrangler.toml [[ratelimits]])"
+                    ));
+                }
+                RouteRate::Binding {
+                    binding: found,
+                    period: *period,
+                    refused: Cell::new(0),
+                }
+            }
+        };
+        routes.push(RouteRuntime { rate });
+    }
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(ConfigError::all(errors))
+    }
+}
+
+impl RouteRuntime {
+    /// What `request` on `route` brings: the route's criticality, lowered by
+    /// its `edgeshed-criticality` header; its fairness key and rate key.
+    pub(crate) fn classify(route: &Route, request: &web_sys::Request) -> Classified {
+        let admission = route.admission();
+        let asked = header(request, CRITICALITY_HEADER);
+        let call = Call::new(criticality(admission.criticality(), asked.as_deref()))
+            .with_optional_key(key_of(request, admission.fairness.as_ref()));
+        let rate_key = match &admission.rate_limit {
+            Some(RateLimit::Local { key, .. } | RateLimit::Binding { key, .. }) => {
+                key_of(request, key.as_ref())
+            }
+            None => None,
+        };
+        Classified { call, rate_key }
+    }
+
+    /// Checks the route's rate limit for `classified`: the headers every
+    /// response of the route carries, or the refusal (and its headers).
+    pub(crate) async fn check(
+        &self,
+        classified: &Classified,
+    ) -> Result<RateHeaders, (RateLimited, RateHeaders)> {
+        match &self.rate {
+            RouteRate::None => Ok(None),
+            RouteRate::Local(limiter, rate) => {
+                let checked = match &classified.rate_key {
+                    Some(key) => limiter.check_key(key),
+                    None => limiter.check(),
+                };
+                let policy = || rate_headers::policy(rate);
+                match checked {
+                    Ok(allowance) => {
+                        let now = rate_headers::current(allowance.remaining(), allowance.reset());
+                        Ok(Some([("ratelimit-policy", policy()), ("ratelimit", now)]))
+                    }
+                    Err(limited) => {
+                        let wait = limited.retry_after().unwrap_or_default();
+                        let now = rate_headers::current(0, wait);
+                        Err((
+                            limited,
+                            Some([("ratelimit-policy", policy()), ("ratelimit", now)]),
+                        ))
+                    }
+                }
+            }
+            RouteRate::Binding {
+                binding,
+                period,
+                refused,
+            } => {
+                let key = classified.rate_key.as_ref().map_or("", Key::as_str);
+                let allowed = Settled::new(rate_limit_allows(binding, key)).await;
+                if allowed.map_or(true, |value| value.as_bool() != Some(false)) {
+                    return Ok(None);
+                }
+                refused.set(refused.get() + 1);
+                Err((RateLimited::rate(*period), None))
+            }
+        }
+    }
+
+    /// The route's numbers, if it has a rate limit.
+    pub(crate) fn metrics<'a>(&self, route: &'a Route) -> Option<RouteMetrics<'a>> {
+        let rate_limited = match &self.rate {
+            RouteRate::None => return None,
+            RouteRate::Local(limiter, _) => limiter.stats().limited,
+            RouteRate::Binding { refused, .. } => refused.get(),
+        };
+        Some(RouteMetrics {
+            route: route.key(),
+            rate_limited,
+        })
+    }
+}
+
+/// Adds `headers` to `response` (its headers are the gateway's own, so
+/// mutable; a refusal is ignored).
+pub(crate) fn add_headers(response: &web_sys::Response, headers: &RateHeaders) {
+    for (name, value) in headers.iter().flatten() {
+        let _ = response.headers().set(name, value);
+    }
+}
