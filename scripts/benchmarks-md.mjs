@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compact, goalsMarkdown } from "../benches/e2e/lib/report.mjs";
+import { renderBench } from "../benches/e2e/lib/class-reports.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const RESULTS = join(ROOT, "benches/results");
@@ -221,12 +222,18 @@ Each table below names the command that produced it; the benches with \`--json F
 of their table (\`benches/results/\`), the native one (\`cargo bench --bench core\`) prints only.
 `;
 
+/** Issues 23 and 24 on workerd: the criticality flood, codel against fifo, the noisy tenant. */
+function classes() {
+  const parts = ["criticality.json", "codel.json", "tenants.json"].map(
+    (name) => `${renderBench(load(name))}\n${source(name)}\n`,
+  );
+  return `## workerd: criticality, codel and the noisy tenant (issues 23, 24)\n\n${parts.join("\n")}`;
+}
+
 const TAIL = `## Benches with no figures here yet
 
 - \`node benches/e2e/fleet.mjs\`: three gateway isolates, per-isolate limits against the fleet budget (issue 21).
 - \`node benches/adaptive/node-sim.mjs --limiters 3\`: independent limiters in front of one simulated origin (issue 21).
-- \`node benches/e2e/criticality.mjs\`, \`node benches/e2e/codel.mjs\`, \`node benches/e2e/tenants.mjs\`: per-class
-  goodput under a criticality flood, CoDel against FIFO, the noisy tenant (issues 23 and 24).
 - \`node benches/e2e/rss.mjs\`: workerd RSS growth and shed latency per level (issue 6; last figures 2026-11-30 in the log).
 - \`node benches/soak/soak.mjs\`: the soak; its 10 s form runs in the test command (suite \`soak_smoke\`).
 
@@ -235,7 +242,7 @@ Each takes \`--json FILE\`; to add its table, commit the file under \`benches/re
 `;
 
 export function render() {
-  return [HEAD, core(), node(), size(), e2e(), cpu(), nodeSim(), budget(), TAIL].join("\n");
+  return [HEAD, core(), node(), size(), e2e(), cpu(), nodeSim(), budget(), classes(), TAIL].join("\n");
 }
 
 const text = render();
