@@ -27,8 +27,9 @@ const RUNS = QUICK ? 3 : 9;
 const KiB = (n) => (n / 1024).toFixed(1);
 
 const artefacts = {
-  worker: { dir: "dist/worker", glue: ["edgeshed.js", "snippets"], entry: "worker/index.mjs", goalGzipKiB: 64 },
-  package: { dir: "pkg", glue: ["edgeshed.js", "snippets", "node.js", "workerd.js", "browser.js"], goalGzipKiB: 40 },
+  // The goals the test command holds them to: scripts/test.sh (worker suite) and npm/finish-pkg.mjs.
+  worker: { dir: "dist/worker", glue: ["edgeshed.js", "snippets"], entry: "worker/index.mjs", goalGzipKiB: 256 },
+  package: { dir: "pkg", glue: ["edgeshed.js", "snippets", "node.js", "workerd.js", "browser.js"], goalGzipKiB: 52 },
 };
 for (const [name, a] of Object.entries(artefacts)) {
   if (!existsSync(join(ROOT, a.dir, "edgeshed_bg.wasm"))) {
@@ -58,6 +59,7 @@ for (const [name, a] of Object.entries(artefacts)) {
     glueFiles: glueFiles.map((f) => f.slice(ROOT.length + 1)),
   };
   r.goal = r.wasmGzip <= a.goalGzipKiB * 1024;
+  r.goalKiB = a.goalGzipKiB;
   results.sizes[name] = r;
   console.log(
     `  ${name.padEnd(8)} wasm ${KiB(r.wasmRaw)} KiB raw, ${KiB(r.wasmGzip)} KiB gzip (goal ≤ ${a.goalGzipKiB} KiB ${r.goal ? "✓" : "✗"});` +
