@@ -222,6 +222,23 @@ Each table below names the command that produced it; the benches with \`--json F
 of their table (\`benches/results/\`), the native one (\`cargo bench --bench core\`) prints only.
 `;
 
+/** Issues 23 and 24 in Node: the cost of criticality and of the rate check, against p-queue. */
+function nodeClasses() {
+  const rows = ["node-criticality.json", "node-rate.json"].flatMap((name) =>
+    load(name).ratios.map((r) => [r.name, `**${f(r.value)}×**`, r.goal == null ? "none set" : `≤ ${r.goal} ${r.value <= r.goal ? "✓" : "✗"}`]),
+  );
+  return `## Node.js: criticality and the rate check (issues 23, 24)
+
+\`benches/node/criticality.mjs\` and \`benches/node/rate.mjs\` (harness.mjs: on-CPU ns/op, median of rotated rounds;
+each ratio is the median of per-round ratios, so both sides of it ran in the same rounds). The rate case sets a rate
+no call reaches, so it measures the check on a conforming call; p-queue's peer is \`intervalCap\` + \`interval\`.
+
+${table(["ratio", "value", "goal"], rows)}
+
+${source("node-criticality.json", "node-rate.json")}
+`;
+}
+
 /** Issues 23 and 24 on workerd: the criticality flood, codel against fifo, the noisy tenant. */
 function classes() {
   const parts = ["criticality.json", "codel.json", "tenants.json"].map(
@@ -242,7 +259,7 @@ Each takes \`--json FILE\`; to add its table, commit the file under \`benches/re
 `;
 
 export function render() {
-  return [HEAD, core(), node(), size(), e2e(), cpu(), nodeSim(), budget(), classes(), TAIL].join("\n");
+  return [HEAD, core(), node(), size(), e2e(), cpu(), nodeSim(), budget(), nodeClasses(), classes(), TAIL].join("\n");
 }
 
 const text = render();

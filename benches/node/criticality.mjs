@@ -6,6 +6,8 @@
 //
 //   node --expose-gc benches/node/criticality.mjs            # ~10 s
 //   node --expose-gc benches/node/criticality.mjs --quick    # smoke (~2 s)
+//   node --expose-gc benches/node/criticality.mjs --json benches/results/node-criticality.json
+import { writeFileSync } from "node:fs";
 import { Limiter } from "../../pkg/node.js";
 import { assert, makeGroup, median } from "./harness.mjs";
 import { loadPQueue } from "./peers.mjs";
@@ -94,4 +96,24 @@ if (pq) {
 }
 {
   console.log(`  contended: { criticality } with reserve 0 / plain ${ratio(two, "edgeshed { criticality }, reserve 0", "edgeshed run(fn)").toFixed(2)}×`);
+}
+
+const jsonAt = process.argv.indexOf("--json");
+if (jsonAt > 0) {
+  const peer = pq ? `p-queue ${pq.version} add(fn, { priority })` : null;
+  const ratios = [
+    { name: "uncontended: { criticality } / plain run", value: ratio(one, "edgeshed run(fn, { criticality })", "edgeshed run(fn)"), goal: 1.1 },
+    { name: "uncontended: { criticality } / {}", value: ratio(one, "edgeshed run(fn, { criticality })", "edgeshed run(fn, {})") },
+    { name: "uncontended: { criticality, key } / plain run", value: ratio(one, "edgeshed run(fn, { criticality, key })", "edgeshed run(fn)") },
+    { name: "contended: { criticality } / plain run", value: ratio(two, "edgeshed run(fn, { criticality })", "edgeshed run(fn)"), goal: 1.1 },
+    { name: "contended: { criticality, key } / plain run", value: ratio(two, "edgeshed run(fn, { criticality, key })", "edgeshed run(fn)") },
+    ...(peer
+      ? [
+          { name: `contended: { criticality } / ${peer}`, value: ratio(two, "edgeshed run(fn, { criticality })", peer), goal: 0.7 },
+          { name: `contended: plain run / ${peer}`, value: ratio(two, "edgeshed run(fn)", peer) },
+        ]
+      : []),
+  ];
+  const cases = (out) => Object.fromEntries(Object.entries(out).map(([label, r]) => [label, { ns: r.ns, min: r.min, max: r.max }]));
+  writeFileSync(process.argv[jsonAt + 1], JSON.stringify({ bench: "node-criticality", quick: QUICK, uncontended: cases(one), contended: cases(two), ratios }, null, 2) + "\n");
 }
