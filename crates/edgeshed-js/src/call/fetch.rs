@@ -1,10 +1,9 @@
 //! `Limiter.fetch(input, init)`: the slot is held until the response body
 //! is done (see `holdUntilBodyDone` in glue.js).
 
-use super::{abandon, deadline_of, finish_admission, start_admission};
+use super::{abandon, begin, deadline_of, finish_admission};
 use crate::bodies::with_signal;
 use crate::counters::CallCounters;
-use crate::errors::Call;
 use crate::options::call_options;
 use crate::sampling::{ending_of, Running};
 use edgeshed::admission::Admission;
@@ -34,14 +33,9 @@ pub(crate) fn fetch(
         Err(error) => return js_sys::Promise::reject(&error),
     };
     let deadline = deadline_of(&options);
-    let call = Call {
-        deadline: options.deadline,
-        criticality: options.criticality,
-        reserve: counters.reserve_for(&options, admission),
-    };
-    let admitting = match start_admission(admission, deadline, &mut options) {
-        Ok(admitting) => admitting,
-        Err(refusal) => return refusal.into_rejection(call, admission),
+    let (call, admitting) = match begin(&counters, admission, deadline, &mut options) {
+        Ok(begun) => begun,
+        Err(rejection) => return rejection,
     };
     let caller = admitting.caller(call, admission);
     spawn(async move {

@@ -79,6 +79,26 @@ impl Refusal {
     }
 }
 
+/// Starts a call's admission, for `run` and `fetch` alike: what a refusal's
+/// message needs (`Call`) and the admission decided now; a refusal comes back
+/// as the rejected promise to return.
+fn begin(
+    counters: &CallCounters,
+    admission: &Admission<JsClock>,
+    deadline: Option<Instant>,
+    options: &mut CallOptions,
+) -> Result<(Call, Admitting), js_sys::Promise> {
+    let call = Call {
+        deadline: options.deadline,
+        criticality: options.criticality,
+        reserve: counters.reserve_for(options, admission),
+    };
+    match start_admission(admission, deadline, options) {
+        Ok(admitting) => Ok((call, admitting)),
+        Err(refusal) => Err(refusal.into_rejection(call, admission)),
+    }
+}
+
 /// Decides admission now: admitted, queued (keeps its place), or refused.
 /// `options` gives the call's signal, criticality and key.
 fn start_admission(

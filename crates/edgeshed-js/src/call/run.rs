@@ -1,8 +1,8 @@
 //! `Limiter.run(fn, { signal, deadlineMs })`.
 
-use super::{abandon, deadline_of, finish_admission, start_admission, Admitting};
+use super::{abandon, begin, deadline_of, finish_admission, Admitting};
 use crate::counters::CallCounters;
-use crate::errors::{type_error, Call, Caller};
+use crate::errors::{type_error, Caller};
 use crate::options::{call_options, CallOptions};
 use crate::sampling::{ending_of, Running};
 use edgeshed::admission::Admission;
@@ -57,14 +57,9 @@ pub(crate) fn run(
         Ok(started) => started,
         Err(error) => return js_sys::Promise::reject(&error),
     };
-    let call = Call {
-        deadline: options.deadline,
-        criticality: options.criticality,
-        reserve: counters.reserve_for(&options, admission),
-    };
-    let admitting = match start_admission(admission, deadline, &mut options) {
-        Ok(admitting) => admitting,
-        Err(refusal) => return refusal.into_rejection(call, admission),
+    let (call, admitting) = match begin(counters, admission, deadline, &mut options) {
+        Ok(begun) => begun,
+        Err(rejection) => return rejection,
     };
     match admitting {
         // The common case, admitted at once with nothing to race: no task,
