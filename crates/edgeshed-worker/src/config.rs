@@ -14,6 +14,7 @@ mod de;
 mod error;
 mod queueing;
 mod raw;
+mod report;
 mod routes;
 
 pub use adaptive::Adaptive;

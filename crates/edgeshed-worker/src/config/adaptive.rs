@@ -2,9 +2,9 @@
 //! (`aimd`, `gradient2`, `vegas`) instead of a fixed `maxInFlight`. Its raw
 //! shape, its checks, and the model the handler builds the limiter from.
 
-use super::check::{join, Field, Report};
 use super::de::{Int, Section, Text};
 use super::raw::Positive;
+use super::report::{join, Field, Report};
 use edgeshed::limit::adaptive::{AnyLimit, Bounds, UnknownAlgorithm};
 use serde::Deserialize;
 

@@ -1,9 +1,9 @@
 //! `origins.<name>.budget`: the fleet budget of one origin (its raw shape
 //! and its checks), kept apart from the other origin keys.
 
-use super::check::{join, Field, Report};
 use super::de::{Int, Section, Text};
 use super::raw::Positive;
+use super::report::{join, Field, Report};
 use super::Budget;
 use crate::budget::Unavailable;
 use serde::Deserialize;

@@ -3,9 +3,9 @@
 //! Cloudflare's Rate Limiting binding). Their model, raw shape and checks.
 
 use super::budget::is_identifier;
-use super::check::{join, Field, Report};
 use super::de::{Int, Section, Text};
 use super::raw::{Positive, RawRoute, Seconds};
+use super::report::{join, Field, Report};
 use core::time::Duration;
 use edgeshed::admission::Criticality;
 use edgeshed::rate_limit::Rate;

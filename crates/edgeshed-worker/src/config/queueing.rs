@@ -3,9 +3,9 @@
 //! `reserve` (the part of the limit kept for higher criticalities). Their
 //! raw shape and their checks.
 
-use super::check::{join, Field, Report};
 use super::de::{Fraction, Int, Section, Text};
 use super::raw::Millis;
+use super::report::{join, Field, Report};
 use super::Limit;
 use edgeshed::admission::{QueueDiscipline, Reserve};
 use serde::Deserialize;

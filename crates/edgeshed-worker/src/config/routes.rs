@@ -1,9 +1,9 @@
 //! The checks of `routes`: fan-out and proxy routes, and the origins they
 //! name.
 
-use super::check::{join, Field, Report};
 use super::de::{List, Section, Text};
 use super::raw::{RawCall, RawConfig, RawRoute};
+use super::report::{join, Field, Report};
 use super::{FanOutCall, Route};
 
 /// `routes`; `names` are the configured origins, in order.
