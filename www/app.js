@@ -106,7 +106,8 @@ class Simulation {
       random: this.random,
       clock: this.clock,
       onArrival: () => {
-        this.limited.arrive(pickLevel(levelRandom(), mix()));
+        const shares = mix();
+        this.limited.arrive(pickLevel(levelRandom(), shares), shares.critical > 0 || shares.sheddable > 0);
         this.unbounded?.arrive();
       },
     });

@@ -70,8 +70,9 @@ export class LimitedLane {
     this.gen = { key, limiter: new this.Limiter(limiterOptions), running: 0, maxRunning: 0, maxInFlight: 0, maxQueued: 0, maxOrigin: 0 };
   }
 
-  /** One call of `criticality` ("critical", "default" or "sheddable"). */
-  arrive(criticality = "default") {
+  /** One call of `criticality` ("critical", "default" or "sheddable"); `named`
+   *  false sends it without one (an all-default mix: no reserve is installed). */
+  arrive(criticality = "default", named = true) {
     this.offered++;
     this.levels.offer(criticality);
     const gen = this.gen;
@@ -100,7 +101,7 @@ export class LimitedLane {
         },
       );
     };
-    gen.limiter.run(work, { ...this.runOptions, criticality }).then(
+    gen.limiter.run(work, named ? { ...this.runOptions, criticality } : this.runOptions).then(
       () => {
         this.ok++;
         this.levels.served(criticality);

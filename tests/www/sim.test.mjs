@@ -126,7 +126,7 @@ describe("dashboard: simulation mode", () => {
   test("the algorithm selector builds an adaptive Limiter whose charted limit follows the origin's capacity knob", T, async () => {
     const page = await openPage(browser, WIDE);
     // 16 slots × 1000 / 50 ms = 320 req/s; 900 req/s is ~3× that.
-    await load(page, `${www.url}?compare=0&offered=900&capacity=16&maxInFlight=6&algorithm=gradient2`);
+    await load(page, `${www.url}?compare=0&offered=900&capacity=16&maxInFlight=6&algorithm=gradient2&critical=0&sheddable=0`);
     assert.equal(await page.inputValue("#algorithm"), "gradient2");
     assert.equal(await page.textContent("#maxInFlight-name"), "initialLimit");
     assert.match(await page.textContent("#algorithm-hint"), /adaptive: \{ algorithm: "gradient2"/);
