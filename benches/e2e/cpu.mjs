@@ -5,7 +5,8 @@
 //   node benches/e2e/cpu.mjs              # 7 rounds of 4,000 requests each
 //   node benches/e2e/cpu.mjs --quick      # 3 rounds of 1,500 (--rounds N: N rounds)
 //   node benches/e2e/cpu.mjs --json out.json
-//   node benches/e2e/cpu.mjs --before /tmp/old-dist-worker   # also an older build, side by side
+//   node benches/e2e/cpu.mjs --before DIR     # also an older build, side by side: DIR is its
+//       checkout (worker/ and dist/worker/, as run-all.mjs --before REF makes) or its dist/worker
 //
 // Setup as in benches/e2e/run.mjs: origins `a` and `b` (4 at once, 50 ms
 // each) in a child process; the edgeshed worker fans out to both with
@@ -17,7 +18,7 @@
 // it is the median of the per-round ratios. Needs dist/worker
 // (scripts/build-worker.sh).
 import { fork } from "node:child_process";
-import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
@@ -56,8 +57,13 @@ function load(url, amount) {
   });
 }
 
-/** The worker's entry with `dist` (a dist/worker directory of another build) in a scratch root. */
+/**
+ * The root of another build: `dir` itself when it is a checkout with its
+ * own worker/ and dist/worker/, else this worker's entry with `dir` (a
+ * dist/worker directory) in a scratch root.
+ */
 function rootWith(dist) {
+  if (existsSync(join(dist, "worker/index.mjs")) && existsSync(join(dist, "dist/worker"))) return dist;
   const root = mkdtempSync(join(tmpdir(), "edgeshed-before-"));
   cpSync(join(ROOT, "worker"), join(root, "worker"), { recursive: true });
   cpSync(dist, join(root, "dist/worker"), { recursive: true });

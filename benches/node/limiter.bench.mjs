@@ -9,6 +9,8 @@
 //   node --expose-gc benches/node/limiter.bench.mjs --only edgeshed
 //   node --expose-gc benches/node/limiter.bench.mjs --json out.json
 //   BENCH_PEERS=/tmp/peers node --expose-gc ...   # p-queue/cockatiel from there
+//   node --expose-gc benches/node/limiter.bench.mjs --before DIR   # also DIR/pkg of an
+//       older build, in the same rounds ("edgeshed before"; node benches/run-all.mjs --before REF)
 //
 // Harness as in benches/core/: every case runs once as warm-up, then for
 // several rounds of a fixed op count; within a round the cases of a group run
@@ -26,7 +28,7 @@ import { Limiter } from "../../pkg/node.js";
 import pLimit from "p-limit";
 import { assert, deferred, makeGroup, median } from "./harness.mjs";
 import { memory } from "./memory.mjs";
-import { loadCockatiel, loadPQueue, shedWhen } from "./peers.mjs";
+import { loadBefore, loadCockatiel, loadPQueue, shedWhen } from "./peers.mjs";
 
 // p-queue 9 and cockatiel's bulkhead (see peers.mjs for where they load from).
 const pq = await loadPQueue();
@@ -48,6 +50,10 @@ if (existsSync(new URL("tower_bg.wasm", TOWER_PKG))) {
 const ifTower = (c) => (tower ? [c] : []);
 
 const args = process.argv.slice(2);
+// An older build's Limiter, measured beside this one: every edgeshed case
+// runs once per edition ("edgeshed" and "edgeshed before").
+const Before = await loadBefore(args.includes("--before") ? args[args.indexOf("--before") + 1] : null);
+const editions = (make) => [make(Limiter, "edgeshed"), ...(Before ? [make(Before, "edgeshed before")] : [])];
 const QUICK = args.includes("--quick");
 const ONLY = args.includes("--only") ? args[args.indexOf("--only") + 1] : null;
 const JSON_OUT = args.includes("--json") ? args[args.indexOf("--json") + 1] : null;
@@ -71,7 +77,6 @@ const work = () => 1;
 // ---------------------------------------------------- 1. uncontended ---
 
 async function uncontended() {
-  const es = new Limiter({ maxInFlight: 1_000_000 });
   const pl = pLimit(1_000_000);
   const loop = (call) => async () => {
     let sum = 0;
@@ -81,7 +86,13 @@ async function uncontended() {
   const check = (sum) => assert(sum === UNCONTENDED_OPS, `all ${UNCONTENDED_OPS} calls returned`);
   return group("1. uncontended: `await limiter(fn)` one at a time, limit 1,000,000", [
     { label: "baseline (await fn() wrapped in a promise)", ops: UNCONTENDED_OPS, run: loop(() => Promise.resolve(work())), check },
-    { label: "edgeshed Limiter.run", ops: UNCONTENDED_OPS, run: loop(() => es.run(work)), check },
+    ...editions((L, name) => ({
+      label: `${name} Limiter.run`,
+      ops: UNCONTENDED_OPS,
+      setup: () => new L({ maxInFlight: 1_000_000 }),
+      run: (es) => loop(() => es.run(work))(),
+      check,
+    })),
     { label: "p-limit", ops: UNCONTENDED_OPS, run: loop(() => pl(work)), check },
     ...ifPQueue({
       label: "p-queue",
@@ -133,7 +144,7 @@ async function contended() {
     return sum;
   };
   const ops = QUEUED * CONTENDED_BATCHES;
-  const esLimiter = () => new Limiter({ maxInFlight: LIMIT, maxQueue: QUEUED, queueTimeoutMs: QUEUE_TIMEOUT_MS });
+  const esLimiter = (L = Limiter) => new L({ maxInFlight: LIMIT, maxQueue: QUEUED, queueTimeoutMs: QUEUE_TIMEOUT_MS });
 
   // Untimed check: both peak at exactly LIMIT and complete every task.
   for (const [name, make] of [
@@ -155,13 +166,13 @@ async function contended() {
   const t = tracker();
   return group(`2. contended: limit ${LIMIT}, ${QUEUED.toLocaleString("en")} tasks submitted at once (× ${CONTENDED_BATCHES}), each yields once`, [
     { label: "baseline (no limiter)", ops, run: batch(() => t.task()), check },
-    {
-      label: "edgeshed Limiter.run (maxQueue 10000)",
+    ...editions((L, name) => ({
+      label: `${name} Limiter.run (maxQueue 10000)`,
       ops,
-      setup: () => esLimiter(),
+      setup: () => esLimiter(L),
       run: (l) => batch(() => l.run(t.task))(),
       check,
-    },
+    })),
     { label: "p-limit", ops, setup: () => pLimit(LIMIT), run: (l) => batch(() => l(t.task))(), check },
     ...ifPQueue({
       label: "p-queue (unbounded)",
@@ -239,11 +250,11 @@ async function overload() {
       }),
       check,
     },
-    {
-      label: "edgeshed Limiter.run (maxQueue 0)",
+    ...editions((L, name) => ({
+      label: `${name} Limiter.run (maxQueue 0)`,
       ops: SHED_OPS,
       setup: () => {
-        const l = new Limiter({ maxInFlight: 1 });
+        const l = new L({ maxInFlight: 1 });
         const held = deferred();
         const holder = l.run(() => held.promise);
         return { l, held, holder };
@@ -257,7 +268,7 @@ async function overload() {
         held.resolve(0);
         await holder;
       },
-    },
+    })),
     {
       label: "p-limit + activeCount check",
       ops: SHED_OPS,
@@ -341,6 +352,7 @@ const PATHS = [
 ];
 // Per peer: the case label on each path and the goal (issue 15; tower's from issue 6; none stated for cockatiel).
 const PEERS = [
+  ...(Before ? [["edgeshed before", ["edgeshed before Limiter.run", "edgeshed before Limiter.run (maxQueue 10000)", "edgeshed before Limiter.run (maxQueue 0)"], [1.0, 1.0, 1.0]]] : []),
   ["p-limit", ["p-limit", "p-limit", "p-limit + activeCount check"], [0.7, 1.0, 0.5]],
   ...ifPQueue(["p-queue", ["p-queue", "p-queue (unbounded)", "p-queue + size/pending check"], [0.5, 0.5, 0.5]]),
   ...ifPQueue(["p-queue (timeout)", [null, "p-queue (timeout 600000 per task)", null], [null, 0.5, null]]),

@@ -7,7 +7,7 @@
 // BENCH_PEERS (`npm install --no-save --prefix $BENCH_PEERS p-queue@9.3.5
 // cockatiel@3.2.1`); a peer that is found in neither is skipped.
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -68,3 +68,13 @@ export function overloadedError() {
  * policy (p-limit, p-queue).
  */
 export const shedWhen = (busy, max, submit) => (fn) => (busy() >= max ? Promise.reject(overloadedError()) : submit(fn));
+
+/**
+ * The `Limiter` of an older build's npm package (`dir/pkg/node.js`, or
+ * `dir/node.js`), or null without a `dir`.
+ */
+export async function loadBefore(dir) {
+  if (!dir) return null;
+  const pkg = existsSync(join(dir, "pkg/node.js")) ? join(dir, "pkg") : dir;
+  return (await import(pathToFileURL(join(resolve(pkg), "node.js")).href)).Limiter;
+}
