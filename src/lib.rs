@@ -90,6 +90,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod admission;
+mod call;
+mod criticality;
 pub mod deadline;
 pub mod error;
 #[cfg(feature = "http-body")]
@@ -100,6 +102,7 @@ pub mod limit;
 pub mod load_shed;
 mod oneshot;
 pub mod rate_limit;
+mod release;
 pub mod semaphore;
 mod sync;
 pub mod time;

@@ -76,20 +76,18 @@
 
 mod admit;
 mod admit_error;
-mod call;
-mod criticality;
 mod decide;
 mod options;
 mod policy;
 mod queued;
 mod stats;
 
+#[cfg(feature = "http")]
+pub use crate::call::FromExtensions;
+pub use crate::call::{Call, ReadCall, Unclassified};
+pub use crate::criticality::{Criticality, Reserve, UnknownCriticality};
 pub use admit::Admit;
 pub use admit_error::AdmitError;
-#[cfg(feature = "http")]
-pub use call::FromExtensions;
-pub use call::{Call, ReadCall, Unclassified};
-pub use criticality::{Criticality, Reserve, UnknownCriticality};
 pub use options::{Options, QueueDiscipline};
 pub use policy::Policy;
 pub use stats::{ByCriticality, CriticalityStats, Stats};

@@ -41,7 +41,7 @@ mod body;
 
 pub use body::PermitBody;
 
-use crate::limit::concurrency::Release;
+use crate::release::Release;
 use crate::semaphore::Permit;
 
 /// The [`Release`] of [`hold_permit_in_body`](crate::limit::ConcurrencyLimitLayer::hold_permit_in_body):

@@ -1,6 +1,6 @@
 use super::service::RateLimit;
 use super::RateLimiter;
-use crate::admission::Unclassified;
+use crate::call::Unclassified;
 use crate::error::{InvalidConfig, Parameter};
 use crate::time::RealClock;
 use core::fmt;
@@ -58,8 +58,8 @@ impl<C: RealClock, R> RateLimitLayer<C, R> {
     /// (feature `http`).
     #[cfg(feature = "http")]
     #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-    pub fn from_extensions(self) -> RateLimitLayer<C, crate::admission::FromExtensions> {
-        self.read_call_with(crate::admission::FromExtensions)
+    pub fn from_extensions(self) -> RateLimitLayer<C, crate::call::FromExtensions> {
+        self.read_call_with(crate::call::FromExtensions)
     }
 
     /// The shared rate limiter (for stats).

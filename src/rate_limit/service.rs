@@ -1,6 +1,6 @@
 use super::future::ResponseFuture;
 use super::RateLimiter;
-use crate::admission::{ReadCall, Unclassified};
+use crate::call::{ReadCall, Unclassified};
 use crate::error::BoxError;
 use crate::time::RealClock;
 use core::fmt;

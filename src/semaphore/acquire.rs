@@ -1,28 +1,15 @@
 //! [`Acquire`]: the future of a queued acquisition, and its `Drop`, which
 //! gives the place (or a permit already handed over) back.
 
-use super::locked::Entered;
+use super::locked::{Ask, Entered};
 use super::state::Miss;
 use super::waiters::{Place, Standing};
 use super::{AcquireError, Permit, Semaphore};
-use crate::admission::Criticality;
 use crate::sync::lock;
-use crate::time::Instant;
-use crate::Key;
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-
-/// What an acquisition asks for: its criticality, its key (for the fair
-/// share), how long the queue may be, and when it arrived (for codel).
-#[derive(Clone, Debug)]
-pub(crate) struct Ask {
-    pub(crate) rank: Criticality,
-    pub(crate) key: Option<Key>,
-    pub(crate) max_waiters: usize,
-    pub(crate) at: Option<Instant>,
-}
 
 /// Future of [`Semaphore::acquire`] and [`Semaphore::acquire_bounded`].
 ///

@@ -6,16 +6,27 @@
 //! Each operation restores, before it unlocks, the invariant the fast paths
 //! rely on (see `state.rs`): no waiter could take a free permit.
 
-use super::acquire::Ask;
 use super::keys::KeySlot;
 use super::queue::Queue;
 use super::state::{Inner, CLOSED, ONE, SLOW};
 use super::waiters::{Place, Standing, Tag};
 use super::AcquireError;
-use crate::admission::Reserve;
+use crate::criticality::Criticality;
+use crate::criticality::Reserve;
 use crate::sync::Ordering;
 use crate::time::Instant;
+use crate::Key;
 use core::task::Waker;
+
+/// What an acquisition asks for: its criticality, its key (for the fair
+/// share), how long the queue may be, and when it arrived (for codel).
+#[derive(Clone, Debug)]
+pub(crate) struct Ask {
+    pub(crate) rank: Criticality,
+    pub(crate) key: Option<Key>,
+    pub(crate) max_waiters: usize,
+    pub(crate) at: Option<Instant>,
+}
 
 /// How a waiter entered: it took a permit at once, or it is queued (and
 /// maybe displaced a less critical waiter, whose waker is returned).

@@ -50,9 +50,9 @@ pub use permit::Permit;
 
 use permit::Handle;
 
-pub(crate) use acquire::Ask;
+pub(crate) use locked::Ask;
 
-use crate::admission::Criticality;
+use crate::criticality::Criticality;
 use crate::sync::{lock, Arc};
 use core::fmt;
 use core::task::Waker;

@@ -2,7 +2,7 @@
 
 use super::keys::KeySlot;
 use super::state::Inner;
-use crate::admission::Criticality;
+use crate::criticality::Criticality;
 use crate::sync::{lock, Arc};
 use core::fmt;
 

@@ -4,7 +4,7 @@
 
 use super::keys::KeyTable;
 use super::waiters::{Tag, Waiters};
-use crate::admission::{Criticality, Reserve};
+use crate::criticality::{Criticality, Reserve};
 use crate::time::Instant;
 
 pub(super) struct Queue {

@@ -2,10 +2,11 @@
 //! acquisitions with a criticality and a key, the reserve, codel's test, and
 //! the per-criticality counts its stats read.
 
-use super::acquire::{Acquire, Ask};
+use super::acquire::Acquire;
+use super::locked::Ask;
 use super::state::Miss;
 use super::{Permit, Semaphore, TryAcquireError};
-use crate::admission::{Criticality, Reserve};
+use crate::criticality::{Criticality, Reserve};
 use crate::sync::lock;
 use crate::time::Instant;
 use crate::Key;

@@ -12,7 +12,7 @@
 
 use super::queue::Queue;
 use super::TryAcquireError;
-use crate::admission::Criticality;
+use crate::criticality::Criticality;
 use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 /// Bit set once the semaphore is closed.

@@ -19,7 +19,7 @@
 //! stays within its current capacity.
 
 use super::keys::KeySlot;
-use crate::admission::Criticality;
+use crate::criticality::Criticality;
 use core::cmp::Reverse;
 use core::task::Waker;
 use std::collections::BinaryHeap;

@@ -1,6 +1,6 @@
-use super::release::Release;
 use crate::admission::AdmitError;
 use crate::error::{BoxError, NotReady};
+use crate::release::Release;
 use crate::semaphore::Permit;
 use core::fmt;
 use core::future::Future;

@@ -1,6 +1,6 @@
-use super::release::{HoldInResponse, ReleaseOnCompletion};
 use super::service::ConcurrencyLimit;
 use crate::admission::Admission;
+use crate::release::{HoldInResponse, ReleaseOnCompletion};
 use crate::time::{Clock, NoClock};
 use core::fmt;
 use core::marker::PhantomData;

@@ -1,8 +1,8 @@
-use super::release::{HoldInResponse, ReleaseOnCompletion};
 use super::service::ConcurrencyLimit;
 use crate::admission::{Admission, Policy};
 use crate::error::InvalidConfig;
 use crate::limit::PerService;
+use crate::release::{HoldInResponse, ReleaseOnCompletion};
 use crate::time::{Clock, NoClock, RealClock};
 use core::fmt;
 use core::marker::PhantomData;

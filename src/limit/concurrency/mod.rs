@@ -31,11 +31,10 @@
 mod future;
 mod global;
 mod layer;
-mod release;
 mod service;
 
+pub use crate::release::{HoldInResponse, Permitted, Release, ReleaseOnCompletion};
 pub use future::ResponseFuture;
 pub use global::GlobalConcurrencyLimitLayer;
 pub use layer::{ConcurrencyLimitLayer, NeedsClock};
-pub use release::{HoldInResponse, Permitted, Release, ReleaseOnCompletion};
 pub use service::ConcurrencyLimit;

@@ -1,8 +1,8 @@
 use super::future::{Refusal, ResponseFuture};
-use super::release::{Release, ReleaseOnCompletion};
 use crate::admission::{Admission, AdmitError, Call, Decision, Queued};
 use crate::error::{BoxError, InvalidConfig};
 use crate::load_shed::probe;
+use crate::release::{Release, ReleaseOnCompletion};
 use crate::semaphore::Permit;
 use crate::time::{Clock, NoClock};
 use core::fmt;

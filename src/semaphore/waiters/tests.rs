@@ -8,7 +8,7 @@
 )]
 
 use super::{Place as Key, Standing, Tag, Waiters, FLOOR};
-use crate::admission::Criticality;
+use crate::criticality::Criticality;
 use core::task::Waker;
 
 fn push(waiters: &mut Waiters) -> Key {

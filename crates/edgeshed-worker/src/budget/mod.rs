@@ -76,7 +76,6 @@ mod fallback;
 mod fleet_limit;
 mod holder;
 mod order;
-mod park;
 mod table;
 mod types;
 

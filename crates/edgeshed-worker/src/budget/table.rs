@@ -2,9 +2,11 @@
 
 use std::collections::BTreeMap;
 
+mod park;
+
 use super::fair::fair_share;
-use super::park::{Parked, Watch};
 use super::types::{FleetView, Grant, LeaseRequest};
+use park::{Parked, Watch};
 
 /// One holder's entry: its lease and its last reported demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,11 +31,11 @@ pub struct LeaseTable {
     ttl_ms: u64,
     learning_until: u64,
     pub(super) leases: BTreeMap<String, Lease>,
-    /// Asks the table holds until it can grant more (see `park.rs`), in
+    /// Asks the table holds until it can grant more (see `table/park.rs`), in
     /// the order they came.
-    pub(super) parked: Vec<Parked>,
+    parked: Vec<Parked>,
     /// Holders waiting to hear that the budget became contended.
-    pub(super) watches: Vec<Watch>,
+    watches: Vec<Watch>,
     /// The adaptive fleet limit that moves `limit`, if any (`adaptive.rs`).
     pub(super) fleet: Option<super::FleetLimit>,
 }

@@ -1,7 +1,7 @@
 //! Drains synchronised on the wall clock, which measure the no-load RTT.
 
 use super::baseline::Baseline;
-use super::state::Call;
+use super::call::Call;
 use crate::limit::adaptive::WindowSummary;
 use core::time::Duration;
 

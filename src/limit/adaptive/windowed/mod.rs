@@ -2,6 +2,7 @@
 //! and a [`WindowRule`] that turns each window into a new limit.
 
 mod baseline;
+mod call;
 mod dither;
 mod drain;
 mod rule;

@@ -4,37 +4,12 @@
 //! share one copy of it in the wasm builds.
 
 use super::baseline::Baseline;
+use super::call::Call;
 use super::dither::Dither;
 use super::drain::{Drains, Step};
 use super::WindowRule;
 use crate::limit::adaptive::{Bounds, Sample, WindowSummary};
 use core::time::Duration;
-
-/// A finished call with its times in seconds (f64: a third of the code of
-/// `Instant` arithmetic in the wasm builds).
-pub(crate) struct Call {
-    pub(crate) started: f64,
-    pub(crate) completed: f64,
-    /// When it completed on the wall clock.
-    pub(crate) wall: f64,
-    pub(crate) sample: Sample,
-}
-
-impl Call {
-    fn new(sample: &Sample) -> Self {
-        let started = sample.started().since_origin().as_secs_f64();
-        let rtt = sample.rtt().as_secs_f64();
-        let wall = sample
-            .wall_started()
-            .map_or(started, |wall| wall.as_secs_f64());
-        Self {
-            started,
-            completed: started + rtt,
-            wall: wall + rtt,
-            sample: *sample,
-        }
-    }
-}
 
 /// The fewest calls in a window.
 const MIN_WINDOW: u64 = 8;

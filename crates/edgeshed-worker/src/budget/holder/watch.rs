@@ -1,6 +1,6 @@
 //! The holder's watch: a call the table keeps until the budget's contention
 //! changes, so the holder hears at once that others need permits it does not
-//! use (see `park.rs`).
+//! use (see `table/park.rs`).
 
 use super::LeaseHolder;
 use crate::budget::types::WatchRequest;

@@ -18,8 +18,8 @@
 //!   free, holders that wanted more than they got are told to ask again. A
 //!   watch changes no lease: it is a notice only.
 
-use super::table::LeaseTable;
-use super::types::{Answer, Grant, LeaseRequest};
+use super::LeaseTable;
+use crate::budget::types::{Answer, Grant, LeaseRequest};
 
 /// One ask the table keeps.
 #[derive(Debug, Clone)]

@@ -1,7 +1,7 @@
 //! [`Call`]: what one call brings to admission (its criticality and key),
 //! and [`ReadCall`]: how a tower layer reads it from a request.
 
-use super::Criticality;
+use crate::criticality::Criticality;
 use crate::Key;
 
 /// What a call brings to its admission: how much it matters

@@ -3,7 +3,7 @@
 use crate::semaphore::Permit;
 use core::ops::{Deref, DerefMut};
 
-/// Decides what a [`ConcurrencyLimit`](super::ConcurrencyLimit)'s response
+/// Decides what a [`ConcurrencyLimit`](crate::limit::ConcurrencyLimit)'s response
 /// of type `R` does with its permit once the inner future has produced it.
 pub trait Release<R> {
     /// The response type handed to the caller.
