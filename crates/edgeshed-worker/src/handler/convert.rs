@@ -11,14 +11,7 @@
 use crate::config::{Config, ConfigError};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/handler/glue.js")]
-extern "C" {
-    /// A plain copy of the binding (objects, arrays, scalars; at most 32
-    /// levels deep); throws the message of a configuration error.
-    #[wasm_bindgen(catch, js_name = plainCopy)]
-    fn plain_copy(value: &JsValue) -> Result<JsValue, JsValue>;
-}
-
+use crate::handler::host::plain_copy;
 /// The configuration in `env.EDGESHED`, an object or a JSON string. A
 /// missing or unreadable binding is an error: the gateway fails closed.
 pub(crate) fn read_config(env: &JsValue) -> Result<Config, ConfigError> {

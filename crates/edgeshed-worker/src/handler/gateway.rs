@@ -14,13 +14,7 @@ use edgeshed_wasm::JsClock;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/handler/glue.js")]
-extern "C" {
-    /// `console.error(message)`; never throws.
-    #[wasm_bindgen(js_name = logError)]
-    fn log_error(message: &str);
-}
-
+use crate::handler::host::log_error;
 /// Configuration, limiters and metrics of this isolate.
 pub(crate) struct Gateway {
     pub(crate) config: Config,

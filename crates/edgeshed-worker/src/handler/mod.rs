@@ -23,6 +23,7 @@ mod convert;
 mod fanout;
 mod gateway;
 mod global;
+mod host;
 mod origin;
 mod proxy;
 mod respond;
@@ -102,12 +103,7 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
     spawned.promise
 }
 
-#[wasm_bindgen(module = "/src/handler/glue.js")]
-extern "C" {
-    /// `ctx.waitUntil(promise)` (settled either way), if `ctx` has it.
-    #[wasm_bindgen(js_name = waitUntilSettled)]
-    fn wait_until(ctx: &JsValue, promise: &js_sys::Promise);
-}
+use crate::handler::host::wait_until;
 async fn route(
     request: web_sys::Request,
     env: JsValue,

@@ -124,14 +124,4 @@ impl ResponseParts {
     }
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/handler/glue.js")]
-extern "C" {
-    /// `new Response(body, { status, headers })` from the headers' lines
-    /// (name, value, name, value...); throws (`Err`) as the constructor does.
-    #[wasm_bindgen(js_name = makeResponse, catch)]
-    fn make_response(
-        status: u16,
-        body: &JsValue,
-        lines: &str,
-    ) -> Result<web_sys::Response, JsValue>;
-}
+use crate::handler::host::make_response;

@@ -17,18 +17,7 @@ use edgeshed_wasm::settled::Settled;
 use edgeshed_wasm::JsClock;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/handler/glue.js")]
-extern "C" {
-    /// `env[name]` if it has a `limit` method (a Rate Limiting binding), else `undefined`.
-    #[wasm_bindgen(js_name = rateLimiterOf)]
-    fn rate_limiter_of(env: &JsValue, name: &str) -> JsValue;
-    /// `binding.limit({ key })` as a promise of `true` (allowed) or `false`;
-    /// never throws or rejects (a failing binding allows: it is not a limit
-    /// of the gateway's own).
-    #[wasm_bindgen(js_name = rateLimitAllows)]
-    fn rate_limit_allows(binding: &JsValue, key: &str) -> js_sys::Promise;
-}
-
+use crate::handler::host::{rate_limit_allows, rate_limiter_of};
 /// The rate limit of one route in this isolate.
 enum RouteRate {
     /// No `rateLimit`.

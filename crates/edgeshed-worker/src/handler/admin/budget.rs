@@ -10,13 +10,7 @@ use edgeshed_wasm::JsClock;
 use futures_util::future::{select, Either};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/handler/budget_glue.js")]
-extern "C" {
-    /// Resolves (never rejects) to `{ origins: { <name>: view } }`.
-    #[wasm_bindgen(js_name = fleetViews)]
-    fn fleet_views(entries: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
-}
-
+use crate::handler::host::fleet_views;
 /// How long the fleet view waits for the objects.
 const VIEW_TIMEOUT_MS: f64 = 2_000.0;
 

@@ -6,16 +6,7 @@ use crate::config::{Config, ConfigError};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/handler/budget_glue.js")]
-extern "C" {
-    /// `env[name]` if it is a Durable Object namespace, else `undefined`.
-    #[wasm_bindgen(js_name = namespaceOf)]
-    fn namespace_of(env: &JsValue, name: &str) -> JsValue;
-    /// `console.warn(message)`; never throws.
-    #[wasm_bindgen(js_name = logWarning)]
-    fn log_warning(message: &str);
-}
-
+use crate::handler::host::{log_warning, namespace_of};
 /// Every origin's budget, in `config.origins` order (`None`: no budget).
 /// A budget whose binding is not a namespace in `env` is a configuration
 /// error naming `origins.<name>.budget.binding`.

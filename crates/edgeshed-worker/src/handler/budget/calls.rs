@@ -7,44 +7,7 @@ use core::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/handler/budget_glue.js")]
-extern "C" {
-    /// A fresh random holder id.
-    #[wasm_bindgen(js_name = newHolderId)]
-    fn new_holder_id() -> String;
-    /// One lease call; `done(ok, [permits, ttlMs, renewMs, epoch],
-    /// learning, contended)` is called once, later. `numbers`: `[limit,
-    /// ttlMs, held, inUse, wanted, waitMs, timeoutMs, epoch]`, then the
-    /// report (see `budget_glue.js`); `adaptive`: the budget's `adaptive`
-    /// section, or `undefined`.
-    #[wasm_bindgen(js_name = callLease)]
-    fn call_lease(
-        namespace: &JsValue,
-        name: &str,
-        holder: &str,
-        numbers: &[f64],
-        adaptive: &JsValue,
-        done: JsValue,
-        ctx: &JsValue,
-    );
-    /// One watch; `done(ok, contended)` is called once, later. `numbers`:
-    /// `[limit, ttlMs, waitMs, timeoutMs]`; `adaptive` as for `callLease`.
-    #[wasm_bindgen(js_name = callWatch)]
-    #[allow(clippy::too_many_arguments)]
-    fn call_watch(
-        namespace: &JsValue,
-        name: &str,
-        holder: &str,
-        contended: bool,
-        numbers: &[f64],
-        adaptive: &JsValue,
-        done: JsValue,
-        ctx: &JsValue,
-    );
-    /// `callback()` after `ms`, under `ctx.waitUntil`.
-    fn later(ctx: &JsValue, ms: f64, callback: JsValue);
-}
-
+use crate::handler::host::{call_lease, call_watch, later, new_holder_id};
 thread_local! {
     /// This isolate's holder id, made on first use.
     static HOLDER_ID: RefCell<Option<Rc<str>>> = const { RefCell::new(None) };

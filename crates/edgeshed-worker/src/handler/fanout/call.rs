@@ -10,19 +10,7 @@ use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::JsClock;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/handler/glue.js")]
-extern "C" {
-    /// The body as text, or `null` once it exceeds `max` bytes (reading stops there).
-    #[wasm_bindgen(js_name = readTextLimited)]
-    fn read_text_limited(response: &web_sys::Response, max: f64) -> js_sys::Promise;
-    /// Cancels the body of `response`, if any, ignoring errors.
-    #[wasm_bindgen(js_name = cancelBody)]
-    fn cancel_body(response: &web_sys::Response);
-    /// Whether `readTextLimited` gave up on this response for its size.
-    #[wasm_bindgen(js_name = tooLarge)]
-    fn too_large(response: &web_sys::Response) -> bool;
-}
-
+use crate::handler::host::{cancel_body, read_text_limited, too_large};
 /// What one origin call produced.
 pub(super) struct Outcome {
     pub(super) result: Result<JsValue, Failure>,

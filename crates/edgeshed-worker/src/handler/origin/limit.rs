@@ -14,13 +14,7 @@ use futures_util::future::{select, Either};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortController;
 
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/handler/glue.js")]
-extern "C" {
-    /// `controller.abort()`, ignoring a throw.
-    #[wasm_bindgen(js_name = tryAbort)]
-    fn try_abort(controller: &AbortController);
-}
-
+use crate::handler::host::try_abort;
 /// Aborts the fetch when dropped, unless the call completed.
 pub(crate) struct AbortOnDrop(Option<AbortController>);
 
