@@ -15,44 +15,10 @@ use edgeshed::error::{OverloadCause, Overloaded, RateLimited};
 use edgeshed_wasm::clock::JsClock;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// An `Error` with the given `name`, `message` and HTTP-like `status`,
-    /// made in JavaScript (one boundary crossing instead of four).
-    #[wasm_bindgen(js_name = errorWithStatus)]
-    fn error_with_status(name: &str, message: &str, status: u16) -> JsValue;
-    /// A promise rejected with an `OverloadedError` whose stack starts at
-    /// the caller of `run` (or `fetch`): the shed path's one crossing.
-    /// `ceiling` is what the call's criticality (`rank`, its index) may hold.
-    #[wasm_bindgen(js_name = shedRejection)]
-    fn shed_rejection(limit: u32, max_queue: u32, ceiling: u32, rank: u32) -> js_sys::Promise;
-    /// A promise rejected with a `RateLimitedError` (stack as for a shed):
-    /// `retry_after_ms` < 0 for the fair share, else the rate limit's.
-    #[wasm_bindgen(js_name = rateLimitedRejection)]
-    fn rate_limited_rejection(limit: u32, retry_after_ms: f64) -> js_sys::Promise;
-    /// A `RateLimitedError` with the stack of `site`.
-    #[wasm_bindgen(js_name = rateLimitedErrorAt)]
-    fn rate_limited_error_at(site: &JsValue, limit: u32, retry_after_ms: f64) -> JsValue;
-    /// Where a call was made: an object that gets the caller's stack once
-    /// the call returns, for an error raised later ([`Caller::error`],
-    /// [`Caller::expired`]).
-    #[wasm_bindgen(js_name = callSite)]
-    fn call_site() -> JsValue;
-    /// An `OverloadedError` with the stack of `site`; `cause` is
-    /// [`cause_index`]'s.
-    #[wasm_bindgen(js_name = overloadedErrorAt)]
-    fn overloaded_error_at(
-        site: &JsValue,
-        cause: u32,
-        limit: u32,
-        max_queue: u32,
-        timeout_ms: u32,
-    ) -> JsValue;
-    /// A `DeadlineError` with the stack of `site` (or none: `undefined`).
-    #[wasm_bindgen(js_name = deadlineErrorAt)]
-    fn deadline_error_at(site: &JsValue, deadline_ms: u32, running: bool) -> JsValue;
-}
-
+use crate::host::{
+    call_site, deadline_error_at, error_with_status, overloaded_error_at, rate_limited_error_at,
+    rate_limited_rejection, shed_rejection,
+};
 /// Milliseconds as the `u32` the messages show.
 fn millis(duration: Duration) -> u32 {
     u32::try_from(duration.as_millis()).unwrap_or(u32::MAX)

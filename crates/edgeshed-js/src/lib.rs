@@ -13,6 +13,7 @@ mod bodies;
 mod call;
 mod counters;
 mod errors;
+mod host;
 mod limiter;
 mod options;
 mod sampling;

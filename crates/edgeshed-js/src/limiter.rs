@@ -124,13 +124,7 @@ impl Limiter {
     }
 }
 
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// The `stats()` object of [`Limiter::stats`]'s values, in its order.
-    #[wasm_bindgen(js_name = statsObject)]
-    fn stats_object(values: &[f64]) -> JsValue;
-}
-
+use crate::host::stats_object;
 /// What `run`, `fetch` and `stats` return to JavaScript: always `Ok`.
 ///
 /// A `Result` makes wasm-bindgen return several values from the wasm export,

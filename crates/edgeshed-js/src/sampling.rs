@@ -25,15 +25,7 @@ use edgeshed::semaphore::{Permit, Semaphore};
 use edgeshed_wasm::clock::JsClock;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// What a rejection reason (or a `Response`) says: -1 for a
-    /// `DeadlineError` (by name), its `status` if that is a number, else NaN. Never throws (a
-    /// throwing getter counts as saying nothing).
-    #[wasm_bindgen(js_name = endingCode)]
-    fn ending_code(reason: &JsValue) -> f64;
-}
-
+use crate::host::ending_code;
 /// The [`Ending`] of a call that settled with `value`: a rejection reason,
 /// or a fetch's `Response`.
 pub(crate) fn ending_of(value: &JsValue) -> Ending {

@@ -30,14 +30,7 @@ use futures_util::future::{select, Either};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// Once `value` settles (fulfilled or rejected): `release(id)`; at once
-    /// if `Promise.resolve` throws. Never rejects, never throws.
-    #[wasm_bindgen(js_name = releaseOnSettle)]
-    fn release_on_settle(value: &JsValue, id: f64, release: &JsValue);
-}
-
+use crate::host::release_on_settle;
 /// The absolute deadline of a call that starts now.
 fn deadline_of(options: &CallOptions) -> Option<Instant> {
     options.deadline.map(|budget| JsClock.now() + budget)

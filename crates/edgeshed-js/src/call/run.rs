@@ -19,25 +19,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortController;
 
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// `Promise.resolve(value)`, calling `release(id, rejected, reason)`
-    /// when it settles; `release` runs at once and the promise rejects if
-    /// `Promise.resolve` throws.
-    #[wasm_bindgen(js_name = releaseWhenSettled)]
-    fn release_when_settled(value: &JsValue, id: f64, release: &JsValue) -> js_sys::Promise;
-    /// Once `value` settles: `release(id, rejected, reason)` as above, then `resolve`
-    /// or `reject` with its outcome (at once, rejecting, if `Promise.resolve` throws).
-    #[wasm_bindgen(js_name = settleHolding)]
-    fn settle_holding(
-        value: &JsValue,
-        id: f64,
-        release: &JsValue,
-        resolve: &js_sys::Function,
-        reject: &js_sys::Function,
-    );
-}
-
+use crate::host::{release_when_settled, settle_holding};
 /// `limiter.run(task, options)`.
 pub(crate) fn run(
     admission: &Admission<JsClock>,

@@ -1,0 +1,86 @@
+//! Every JavaScript binding of the npm package's Rust side (`glue.js`,
+//! `options.js`), in one place: the rest of the crate calls these
+//! functions and never declares an import of its own. None of them throws
+//! into Rust unless it returns a `Result` (an import marked `catch`).
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/glue.js")]
+extern "C" {
+    // --- src/call/mod.rs ---
+    /// Once `value` settles (fulfilled or rejected): `release(id)`; at once
+    /// if `Promise.resolve` throws. Never rejects, never throws.
+    #[wasm_bindgen(js_name = releaseOnSettle)]
+    pub(crate) fn release_on_settle(value: &JsValue, id: f64, release: &JsValue);
+    // --- src/call/run.rs ---
+    /// `Promise.resolve(value)`, calling `release(id, rejected, reason)`
+    /// when it settles; `release` runs at once and the promise rejects if
+    /// `Promise.resolve` throws.
+    #[wasm_bindgen(js_name = releaseWhenSettled)]
+    pub(crate) fn release_when_settled(
+        value: &JsValue,
+        id: f64,
+        release: &JsValue,
+    ) -> js_sys::Promise;
+    /// Once `value` settles: `release(id, rejected, reason)` as above, then `resolve`
+    /// or `reject` with its outcome (at once, rejecting, if `Promise.resolve` throws).
+    #[wasm_bindgen(js_name = settleHolding)]
+    pub(crate) fn settle_holding(
+        value: &JsValue,
+        id: f64,
+        release: &JsValue,
+        resolve: &js_sys::Function,
+        reject: &js_sys::Function,
+    );
+    // --- src/errors.rs ---
+    /// An `Error` with the given `name`, `message` and HTTP-like `status`,
+    /// made in JavaScript (one boundary crossing instead of four).
+    #[wasm_bindgen(js_name = errorWithStatus)]
+    pub(crate) fn error_with_status(name: &str, message: &str, status: u16) -> JsValue;
+    /// A promise rejected with an `OverloadedError` whose stack starts at
+    /// the caller of `run` (or `fetch`): the shed path's one crossing.
+    /// `ceiling` is what the call's criticality (`rank`, its index) may hold.
+    #[wasm_bindgen(js_name = shedRejection)]
+    pub(crate) fn shed_rejection(
+        limit: u32,
+        max_queue: u32,
+        ceiling: u32,
+        rank: u32,
+    ) -> js_sys::Promise;
+    /// A promise rejected with a `RateLimitedError` (stack as for a shed):
+    /// `retry_after_ms` < 0 for the fair share, else the rate limit's.
+    #[wasm_bindgen(js_name = rateLimitedRejection)]
+    pub(crate) fn rate_limited_rejection(limit: u32, retry_after_ms: f64) -> js_sys::Promise;
+    /// A `RateLimitedError` with the stack of `site`.
+    #[wasm_bindgen(js_name = rateLimitedErrorAt)]
+    pub(crate) fn rate_limited_error_at(site: &JsValue, limit: u32, retry_after_ms: f64)
+        -> JsValue;
+    /// Where a call was made: an object that gets the caller's stack once
+    /// the call returns, for an error raised later ([`Caller::error`],
+    /// [`Caller::expired`]).
+    #[wasm_bindgen(js_name = callSite)]
+    pub(crate) fn call_site() -> JsValue;
+    /// An `OverloadedError` with the stack of `site`; `cause` is
+    /// [`cause_index`]'s.
+    #[wasm_bindgen(js_name = overloadedErrorAt)]
+    pub(crate) fn overloaded_error_at(
+        site: &JsValue,
+        cause: u32,
+        limit: u32,
+        max_queue: u32,
+        timeout_ms: u32,
+    ) -> JsValue;
+    /// A `DeadlineError` with the stack of `site` (or none: `undefined`).
+    #[wasm_bindgen(js_name = deadlineErrorAt)]
+    pub(crate) fn deadline_error_at(site: &JsValue, deadline_ms: u32, running: bool) -> JsValue;
+    // --- src/limiter.rs ---
+    /// The `stats()` object of [`Limiter::stats`]'s values, in its order.
+    #[wasm_bindgen(js_name = statsObject)]
+    pub(crate) fn stats_object(values: &[f64]) -> JsValue;
+    // --- src/sampling.rs ---
+    /// What a rejection reason (or a `Response`) says: -1 for a
+    /// `DeadlineError` (by name), its `status` if that is a number, else NaN. Never throws (a
+    /// throwing getter counts as saying nothing).
+    #[wasm_bindgen(js_name = endingCode)]
+    pub(crate) fn ending_code(reason: &JsValue) -> f64;
+}
