@@ -112,7 +112,7 @@ ${source("size.json")}
 function e2e() {
   const { meta, rows } = load("e2e-goodput.json");
   const arrivals = [...new Set(rows.map((r) => r.arrival))];
-  return `## workerd: goodput at overload (issue 13)
+  return `## workerd: goodput at overload
 
 \`benches/e2e/run.mjs\`: the gateway (\`worker/index.mjs\` + \`dist/worker/\`) in workerd fans \`/aggregate\` out to
 origins a and b (${meta.slots} requests at once in ${meta.latencyMs} ms each: capacity ${meta.capacity} req/s), per
@@ -184,7 +184,7 @@ function budget() {
     const added = r.budget === "yes" ? `${f(r.p50 - base.p50, 1)} / ${f(r.p99 - base.p99, 1)}` : "–";
     return [r.load, r.budget, r.sent, r.statuses[200] ?? 0, r.statuses[503] ?? 0, r.callsPerAdmitted ?? "–", f(r.p50, 1), f(r.p99, 1), added, `${r.originPeak} of ${meta.budget}`, `**${f(r.goodput, 3)}**`];
   });
-  return `## workerd: fleet budget (issue 14)
+  return `## workerd: fleet budget
 
 \`benches/budget/run.mjs\`: ${meta.gateways} gateway isolates share one \`EdgeshedBudget\` object (budget ${meta.budget}) in
 front of an origin holding each call ${meta.latencyMs} ms (capacity ${meta.capacityRps} req/s), open-loop arrivals at
@@ -227,7 +227,7 @@ function nodeClasses() {
   const rows = ["node-criticality.json", "node-rate.json"].flatMap((name) =>
     load(name).ratios.map((r) => [r.name, `**${f(r.value)}×**`, r.goal == null ? "none set" : `≤ ${r.goal} ${r.value <= r.goal ? "✓" : "✗"}`]),
   );
-  return `## Node.js: criticality and the rate check (issues 23, 24)
+  return `## Node.js: criticality and the rate check
 
 \`benches/node/criticality.mjs\` and \`benches/node/rate.mjs\` (harness.mjs: on-CPU ns/op, median of rotated rounds;
 each ratio is the median of per-round ratios, so both sides of it ran in the same rounds). The rate case sets a rate
@@ -244,14 +244,14 @@ function classes() {
   const parts = ["criticality.json", "codel.json", "tenants.json"].map(
     (name) => `${renderBench(load(name))}\n${source(name)}\n`,
   );
-  return `## workerd: criticality, codel and the noisy tenant (issues 23, 24)\n\n${parts.join("\n")}`;
+  return `## workerd: criticality, codel and the noisy tenant\n\n${parts.join("\n")}`;
 }
 
 const TAIL = `## Benches with no figures here yet
 
-- \`node benches/e2e/fleet.mjs\`: three gateway isolates, per-isolate limits against the fleet budget (issue 21).
-- \`node benches/adaptive/node-sim.mjs --limiters 3\`: independent limiters in front of one simulated origin (issue 21).
-- \`node benches/e2e/rss.mjs\`: workerd RSS growth and shed latency per level (issue 6; last figures 2026-11-30 in the log).
+- \`node benches/e2e/fleet.mjs\`: three gateway isolates, per-isolate limits against the fleet budget.
+- \`node benches/adaptive/node-sim.mjs --limiters 3\`: independent limiters in front of one simulated origin.
+- \`node benches/e2e/rss.mjs\`: workerd RSS growth and shed latency per level (last figures 2026-11-30 in the log).
 - \`node benches/soak/soak.mjs\`: the soak; its 10 s form runs in the test command (suite \`soak_smoke\`).
 
 Each takes \`--json FILE\`; to add its table, commit the file under \`benches/results/\`, give it an entry in

@@ -23,7 +23,7 @@ const within = (meta, p99, lost = () => 0) => (r) => (Number.isFinite(p99(r)) ? 
 
 const flood = {
   title: (m) =>
-    `Criticality flood (issue 23): critical traffic at ${m.criticalShare}× capacity (${m.capacity} req/s) on ${m.paths.critical}, ` +
+    `Criticality flood: critical traffic at ${m.criticalShare}× capacity (${m.capacity} req/s) on ${m.paths.critical}, ` +
     `sheddable traffic at the level's multiple on ${m.paths.sheddable}`,
   columns: (m) => [
     ["config", (r) => r.config],
@@ -44,7 +44,7 @@ const flood = {
 
 const codel = {
   title: (m) =>
-    `Bursty arrivals (issue 23): codel against fifo, both maxInFlight ${m.slots}, maxQueue ${m.maxQueue}, queueTimeoutMs ${m.queueTimeoutMs} ` +
+    `Bursty arrivals: codel against fifo, both maxInFlight ${m.slots}, maxQueue ${m.maxQueue}, queueTimeoutMs ${m.queueTimeoutMs} ` +
     `(codel: codelTargetMs default 5); autocannon bursts 10 times a second; "halved": the origins drop from ${m.slots} to ${m.slots / 2} slots ` +
     `${m.halve.preS} s in, measured from 5 s after, against the halved capacity`,
   columns: (m) => [
@@ -65,7 +65,7 @@ const codel = {
 
 const tenants = {
   title: (m) =>
-    `Noisy tenant (issue 24): ${m.quietTenants} quiet tenants at ${m.quietShare}× capacity (${m.capacity} req/s) each and one noisy tenant ` +
+    `Noisy tenant: ${m.quietTenants} quiet tenants at ${m.quietShare}× capacity (${m.capacity} req/s) each and one noisy tenant ` +
     `at the level's multiple, keyed by the ${m.keyHeader} header; level 0: the quiet tenants alone (reference)`,
   columns: (m) => [
     ["config", (r) => r.config],
