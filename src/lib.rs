@@ -99,6 +99,7 @@ mod key;
 pub mod limit;
 pub mod load_shed;
 mod oneshot;
+pub mod options_schema;
 pub mod rate_limit;
 pub mod semaphore;
 mod sync;
