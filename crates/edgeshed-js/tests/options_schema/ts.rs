@@ -13,9 +13,7 @@ pub fn render() -> String {
          // (src/options_schema.rs) by crates/edgeshed-js/tests/options_schema/main.rs: do not edit.\n\
          // After a change to the table: EDGESHED_BLESS=1 cargo test -p edgeshed-js --test options_schema\n",
     );
-    for path in ["criticality"] {
-        union(&mut out, CALL, path);
-    }
+    union(&mut out, CALL, "criticality");
     for path in ["queueDiscipline", "adaptive.algorithm"] {
         union(&mut out, LIMITER, path);
     }
