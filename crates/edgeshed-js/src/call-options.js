@@ -12,6 +12,9 @@ let lastSignal;
 let lastKey;
 // The call keys and their specs, read once (the hot path reads no schema object).
 const CALL_KEYS = Object.keys(CALL).join(", ");
+// Compared one by one on the hot path (faster than a lookup in CALL); the
+// host test checks that CALL has exactly these keys, in this order.
+const [SIGNAL, DEADLINE_MS, CRITICALITY, KEY] = Object.keys(CALL);
 const DEADLINE = CALL.deadlineMs;
 const CRITICALITY_NAMES = names(CALL.criticality.values);
 const [CRITICAL, DEFAULT, SHEDDABLE] = CALL.criticality.values;
@@ -75,7 +78,7 @@ function facts(object, strict) {
   requireObject(object, what);
   if (strict) {
     for (const key in object) {
-      if (!Object.hasOwn(CALL, key)) {
+      if (key !== SIGNAL && key !== DEADLINE_MS && key !== CRITICALITY && key !== KEY) {
         throw new TypeError(`${what}.${key} is not a known option (expected one of: ${CALL_KEYS})`);
       }
     }
