@@ -141,6 +141,13 @@ impl Reserve {
         default: 0,
     };
 
+    /// The contract's default reserve (what [`Reserve::default`] is): 0.1
+    /// of the limit for critical calls, 0.2 more for default calls.
+    pub const DEFAULT: Reserve = Reserve {
+        critical: 100_000,
+        default: 200_000,
+    };
+
     /// Keeps `critical` (a fraction of the limit) for critical calls and
     /// `default` more for default calls. Each must lie in `[0, 1]` and their
     /// sum must not exceed 1; otherwise [`InvalidConfig`] names
@@ -155,13 +162,13 @@ impl Reserve {
     }
 
     /// The fraction kept for critical calls.
-    pub fn critical(&self) -> f64 {
-        f64::from(self.critical) / 1e6
+    pub const fn critical(&self) -> f64 {
+        self.critical as f64 / 1e6
     }
 
     /// The fraction kept for default calls on top of [`critical`](Self::critical).
-    pub fn default_share(&self) -> f64 {
-        f64::from(self.default) / 1e6
+    pub const fn default_share(&self) -> f64 {
+        self.default as f64 / 1e6
     }
 
     /// How many calls may be in flight, at most, when a call of
@@ -196,10 +203,7 @@ impl Default for Reserve {
     /// The contract's defaults: 0.1 of the limit for critical calls, 0.2 more
     /// for default calls.
     fn default() -> Self {
-        Self {
-            critical: 100_000,
-            default: 200_000,
-        }
+        Self::DEFAULT
     }
 }
 

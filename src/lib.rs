@@ -101,6 +101,7 @@ mod key;
 pub mod limit;
 pub mod load_shed;
 mod oneshot;
+pub mod options_schema;
 pub mod rate_limit;
 mod release;
 pub mod semaphore;

@@ -42,9 +42,11 @@ test("npm pack: exactly the package's files, with its types, README and licence 
     "package.json",
     "workerd.js",
   ]);
-  // wasm-bindgen's copies of the crates' JS glue, and nothing else under snippets/.
+  // wasm-bindgen's copies of the crates' JS glue (the options' data,
+  // options-schema.js, among them), and nothing else under snippets/.
   assert.ok(snippets.length > 0);
-  for (const file of snippets) assert.match(file, /^snippets\/edgeshed-(js|wasm)-[0-9a-f]{16}\/src\/[a-z]+\.js$/);
+  for (const file of snippets) assert.match(file, /^snippets\/edgeshed-(js|wasm)-[0-9a-f]{16}\/src\/[a-z]+(-[a-z]+)?\.js$/);
+  assert.ok(snippets.some((file) => file.endsWith("/src/options-schema.js")), "the options' data is packed");
 
   const manifest = JSON.parse(readFileSync(join(PKG, "package.json"), "utf8"));
   assert.equal(report.name, "edgeshed");

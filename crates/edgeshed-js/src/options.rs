@@ -1,6 +1,8 @@
-//! The options JavaScript passes in, validated by `options.js` (every
-//! refusal a `TypeError`/`RangeError` naming the option) and turned into the
-//! core's types here. Nothing a caller passes can trap.
+//! The options JavaScript passes in, validated by `options.js` and
+//! `call-options.js` (every refusal a `TypeError`/`RangeError` naming the
+//! option; kinds, ranges and defaults from `options-schema.js`, rendered from
+//! the core's [`options_schema`](edgeshed::options_schema)) and turned into
+//! the core's types here. Nothing a caller passes can trap.
 
 use core::time::Duration;
 use edgeshed::admission::{Criticality, Options, Policy, QueueDiscipline, Reserve};
@@ -60,9 +62,12 @@ extern "C" {
     /// rate count 0 for no rate limit.
     #[wasm_bindgen(js_name = limiterOptions, catch)]
     fn limiter_options_js(options: &JsValue) -> Result<Vec<f64>, JsValue>;
+}
 
+#[wasm_bindgen(module = "/src/call-options.js")]
+extern "C" {
     /// The validated edgeshed keys of call options, in one number (see
-    /// options.js): `(((deadlineMs + 1) * 2 + hasKey) * 2 + hasSignal) * 4 +
+    /// call-options.js): `(((deadlineMs + 1) * 2 + hasKey) * 2 + hasSignal) * 4 +
     /// criticality index` (3 when not given); -1 when they are invalid
     /// ([`call_error`] has the error).
     #[wasm_bindgen(js_name = callFacts)]
@@ -80,9 +85,22 @@ extern "C" {
     #[wasm_bindgen(js_name = callKey)]
     fn call_key() -> String;
 
-    /// `setLimit`'s argument, validated: an integer from 1 to 1,000,000.
+    /// `setLimit`'s argument, validated: an integer in the range of
+    /// [`SET_LIMIT`](edgeshed::options_schema::SET_LIMIT).
     #[wasm_bindgen(js_name = checkedLimit, catch)]
     pub(crate) fn checked_limit(limit: &JsValue) -> Result<f64, JsValue>;
+}
+
+// `options.js` imports the option data rendered from the core's table
+// (src/options_schema.rs) from `options-schema.js`: wasm-bindgen copies a
+// snippet file only when an extern block names it. This import is never
+// called, so the wasm does not import it (no size cost).
+#[wasm_bindgen(module = "/src/options-schema.js")]
+extern "C" {
+    /// The `new Limiter(options)` keys (never called: see above).
+    #[wasm_bindgen(thread_local_v2, js_name = LIMITER)]
+    #[allow(dead_code)]
+    static LIMITER_SCHEMA: JsValue;
 }
 
 /// Parses `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs,

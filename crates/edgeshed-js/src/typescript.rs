@@ -1,76 +1,20 @@
-//! The TypeScript declarations of the npm package (`index.d.ts` is made
-//! from them by wasm-bindgen). The error classes are declared in
-//! `npm/errors.d.ts`, next to the `errors.js` that exports them.
+//! The TypeScript declarations of the npm package (`edgeshed.d.ts` is made
+//! from them by wasm-bindgen). The per-key types (unions, `ReserveOptions`,
+//! `AdaptiveOptions`, `RateOptions`, `LimiterPolicyOptions`, `CallClass`,
+//! `RunOptions`) are `options.d.ts`, rendered from the core's options table
+//! ([`options_schema`](edgeshed::options_schema)) by the host test
+//! `tests/options_schema/`; the structural types are here. The error classes
+//! are declared in `npm/errors.d.ts`, next to the `errors.js` that exports
+//! them.
 
 use wasm_bindgen::prelude::*;
 
+/// The per-key option types, rendered from the core's options table.
+#[wasm_bindgen(typescript_custom_section)]
+const OPTION_TYPES: &str = include_str!("options.d.ts");
+
 #[wasm_bindgen(typescript_custom_section)]
 const TYPESCRIPT: &'static str = r#"
-/**
- * How much a call matters when the limiter is full: `"critical"` calls are
- * shed last, `"sheddable"` ones (batch work, prefetches) first.
- */
-export type Criticality = "critical" | "default" | "sheddable";
-
-/**
- * The part of the limit kept for more critical calls, as fractions of the
- * current limit (each 0 to 1, their sum at most 1). Of a limit `n`, sheddable
- * calls may hold `max(1, floor(n × (1 − critical − default)))` slots, default
- * calls `max(1, floor(n × (1 − critical)))`, critical calls all `n`; when
- * `n ≥ 2` one slot always stays for critical calls (limit 10: 7 / 9 / 10;
- * limit 2: 1 / 1 / 2).
- */
-export interface ReserveOptions {
-  /** Kept for critical calls (default 0.1). */
-  critical?: number | undefined;
-  /** Kept for default and critical calls on top of `critical` (default 0.2). */
-  default?: number | undefined;
-}
-
-/** The queue's order within one criticality (higher criticalities always go first). */
-export type QueueDiscipline = "fifo" | "codel";
-
-/**
- * `options.rate`: a GCRA rate limit per `key` (the calls without a key share
- * one allowance); over it, a call is refused with a `RateLimitedError`
- * (`reason` `"rate"`, `retryAfterMs`). Exactly one of `perSecond` and `perMinute`.
- */
-export type RateOptions = ({ perSecond: number; perMinute?: undefined } | { perMinute: number; perSecond?: undefined }) & {
-  /** The most calls a key may make at once after a quiet spell (default: one period's calls). */
-  burst?: number | undefined;
-  /** The most keys tracked at once (default 10,000); when all are still limited, a new key is refused. */
-  maxKeys?: number | undefined;
-};
-
-/** The options of `new Limiter(options)` besides its limit and its queue. All counts and times are integers. */
-export interface LimiterPolicyOptions {
-  /**
-   * Longest a `fetch` response body may sit idle while it holds its slot, in
-   * ms (1 to 2,147,483,647; default 30000). Idle: neither read by the consumer
-   * nor fed by the origin. Then the body is cancelled (a later read rejects
-   * with a `DeadlineError`) and the slot freed, counted in `bodyTimeouts`.
-   */
-  bodyTimeoutMs?: number | undefined;
-  /**
-   * The part of the limit kept for more critical calls. Not given: the
-   * default, `{ critical: 0.1, default: 0.2 }`, kept from the first call that
-   * names its `criticality` (a limiter whose calls never name one uses the
-   * whole limit for them).
-   */
-  reserve?: ReserveOptions | undefined;
-  /**
-   * `"fifo"` (default), or `"codel"` (needs a queue): while the queue has
-   * emptied within the last `queueTimeoutMs`, waiters may wait
-   * `queueTimeoutMs`; once a queue stands longer, new waiters get
-   * `codelTargetMs` and the queue is served newest first until it drains.
-   */
-  queueDiscipline?: QueueDiscipline | undefined;
-  /** With `"codel"`: the wait of new waiters once a queue stands, in ms (default 5; less than `queueTimeoutMs`). */
-  codelTargetMs?: number | undefined;
-  /** A rate limit per `key`, checked before the concurrency limit. */
-  rate?: RateOptions | undefined;
-}
-
 /** No queue: when every slot is taken, a call is shed at once (the default). */
 export interface NoQueueOptions {
   /** 0 (or left out): no call waits. */
@@ -109,61 +53,6 @@ export type AdaptiveLimiterOptions = LimiterPolicyOptions & QueueOptions & {
 
 /** Options of `new Limiter(options)`: exactly one of `maxInFlight` and `adaptive`. */
 export type LimiterOptions = FixedLimiterOptions | AdaptiveLimiterOptions;
-
-/**
- * The adaptive algorithms: `"aimd"` backs off on drops (503/429 answers,
- * network failures), `"gradient2"` (Netflix) and `"vegas"` on latency above
- * the origin's no-load latency (measured in drains that every isolate runs
- * at the same wall-clock moments).
- */
-export type AdaptiveAlgorithm = "aimd" | "gradient2" | "vegas";
-
-/**
- * `options.adaptive`. Every call is classified once as served, dropped or
- * ignored: `run` from admission until `fn` settles (a drop: a rejection whose
- * `status` is 503 or 429), `fetch` until the response headers (a drop: a
- * 503/429 answer or a network failure). A `DeadlineError`, a passed
- * `deadlineMs` and a caller's abort are ignored. Limits are integers from 1
- * to 1,000,000.
- */
-export interface AdaptiveOptions {
-  algorithm: AdaptiveAlgorithm;
-  /** The limit before any sample (default 6, moved into `[minLimit, maxLimit]`). */
-  initialLimit?: number | undefined;
-  /** The lowest the limit goes (default 1). */
-  minLimit?: number | undefined;
-  /** The highest the limit goes (default 64). */
-  maxLimit?: number | undefined;
-}
-
-/**
- * How a call is treated under overload: its `criticality` (its reserve, its
- * place in the queue, whom it may displace) and its `key` (its fair share and
- * its rate limit).
- */
-export interface CallClass {
-  /** Default `"default"`. */
-  criticality?: Criticality | undefined;
-  /**
-   * Who the call is for (a tenant, an API key, a client address). When the
-   * limit is reached and other keys' calls wait, a key holding more than its
-   * fair share (the limit divided by the keys with calls in flight or waiting)
-   * is refused with a `RateLimitedError` (`reason` `"fair_share"`); a key alone
-   * may use the whole limit.
-   */
-  key?: string | undefined;
-}
-
-/** Per-call options of `Limiter.run`. */
-export interface RunOptions extends CallClass {
-  /**
-   * Aborting it removes a queued call, or rejects a running one at once with
-   * the signal's reason (its slot is freed when `fn` settles).
-   */
-  signal?: AbortSignal | undefined;
-  /** Budget in ms from the call, covering the queue wait and the work. */
-  deadlineMs?: number | undefined;
-}
 
 /** `RunOptions` with a `signal` or a `deadlineMs`: then `fn` receives an `AbortSignal`. */
 export type SignalledRunOptions = RunOptions & ({ signal: AbortSignal } | { deadlineMs: number });

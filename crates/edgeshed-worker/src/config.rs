@@ -16,6 +16,8 @@ mod queueing;
 mod raw;
 mod report;
 mod routes;
+#[cfg(test)]
+mod schema_tests;
 
 pub use adaptive::Adaptive;
 pub use budget::{DEFAULT_BUDGET_BINDING, DEFAULT_LEASE_TTL_MS};

@@ -3,7 +3,7 @@
 //! Cloudflare's Rate Limiting binding). Their model, raw shape and checks.
 
 use super::budget::is_identifier;
-use super::de::{Int, Section, Text};
+use super::de::{Int, Range, Section, Text};
 use super::raw::{Positive, RawRoute, Seconds};
 use super::report::{join, Field, Report};
 use core::time::Duration;
@@ -80,14 +80,23 @@ pub(super) struct RawFairness {
     pub(super) key: Option<Text>,
 }
 
+/// `perSecond`, `perMinute`, `burst`: 1 to the core options table's
+/// [`MAX_RATE`](edgeshed::options_schema::MAX_RATE), as in the npm package.
+pub(super) struct RateCount;
+impl Range for RateCount {
+    const MIN: f64 = 1.0;
+    const MAX: f64 = edgeshed::options_schema::MAX_RATE as f64;
+    const WHAT: &'static str = "a positive integer";
+}
+
 /// `routes[i].rateLimit`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(super) struct RawRateLimit {
     pub(super) key: Option<Text>,
-    pub(super) per_second: Option<Int<Positive>>,
-    pub(super) per_minute: Option<Int<Positive>>,
-    pub(super) burst: Option<Int<Positive>>,
+    pub(super) per_second: Option<Int<RateCount>>,
+    pub(super) per_minute: Option<Int<RateCount>>,
+    pub(super) burst: Option<Int<RateCount>>,
     pub(super) max_keys: Option<Int<Positive>>,
     pub(super) binding: Option<Text>,
     pub(super) period_seconds: Option<Int<Seconds>>,

@@ -8,6 +8,7 @@ use super::raw::Millis;
 use super::report::{join, Field, Report};
 use super::Limit;
 use edgeshed::admission::{QueueDiscipline, Reserve};
+use edgeshed::options_schema::QUEUE_DISCIPLINES;
 use serde::Deserialize;
 
 /// `reserve`, as serde reads it.
@@ -37,12 +38,15 @@ pub(super) fn queueing(
 ) -> Option<Limit> {
     let discipline_path = join(path, "queueDiscipline");
     let target_path = join(path, "codelTargetMs");
+    // The core options table's names, the first the default: "fifo", "codel".
+    let [fifo, codel_name] = QUEUE_DISCIPLINES;
     let codel = match report.text(keys.discipline, &discipline_path) {
-        Field::Absent | Field::Valid("fifo") => Some(false),
-        Field::Valid("codel") => Some(true),
+        Field::Absent => Some(false),
+        Field::Valid(name) if name == fifo => Some(false),
+        Field::Valid(name) if name == codel_name => Some(true),
         Field::Valid(other) => {
             report.add(format!(
-                "{discipline_path} must be \"fifo\" or \"codel\", got \"{}\"",
+                "{discipline_path} must be \"{fifo}\" or \"{codel_name}\", got \"{}\"",
                 other.escape_default()
             ));
             None
@@ -56,7 +60,7 @@ pub(super) fn queueing(
     if !codel {
         if target != Field::Absent {
             report.add(format!(
-                "{target_path} is only for {discipline_path} \"codel\""
+                "{target_path} is only for {discipline_path} \"{codel_name}\""
             ));
             return None;
         }
@@ -65,7 +69,7 @@ pub(super) fn queueing(
     let target = target.or(QueueDiscipline::DEFAULT_CODEL_TARGET)?;
     if limit.max_queue == 0 {
         report.add(format!(
-            "{discipline_path} \"codel\" needs a queue: {} must be > 0",
+            "{discipline_path} \"{codel_name}\" needs a queue: {} must be > 0",
             join(path, "maxQueue")
         ));
         return None;

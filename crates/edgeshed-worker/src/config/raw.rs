@@ -7,10 +7,12 @@ use super::budget::RawBudget;
 use super::classes::{RawFairness, RawRateLimit};
 use super::de::{Entries, Flag, Int, List, Range, Section, Text};
 use super::queueing::RawReserve;
+use edgeshed::options_schema;
 use serde::Deserialize;
 
-/// Largest accepted count (`maxInFlight`, `maxQueue`).
-const MAX_COUNT: f64 = 1_000_000.0;
+/// Largest accepted count (`maxInFlight`, `maxQueue`): the core options
+/// table's, which the npm package shares.
+const MAX_COUNT: f64 = options_schema::MAX_COUNT as f64;
 
 /// `maxInFlight`: 1 to 1,000,000.
 pub(super) struct Positive;
@@ -28,11 +30,12 @@ impl Range for NonNegative {
     const WHAT: &'static str = "a non-negative integer";
 }
 
-/// Milliseconds: 1 to what `setTimeout` accepts.
+/// Milliseconds: 1 to what `setTimeout` accepts (the core options table's
+/// [`MAX_MILLIS`](options_schema::MAX_MILLIS)).
 pub(super) struct Millis;
 impl Range for Millis {
     const MIN: f64 = 1.0;
-    const MAX: f64 = 2_147_483_647.0;
+    const MAX: f64 = options_schema::MAX_MILLIS as f64;
     const WHAT: &'static str = "a positive integer (milliseconds)";
 }
 

@@ -1,0 +1,96 @@
+//! The npm package's option data and types are what the core's options
+//! table (src/options_schema.rs) renders: `src/options-schema.js` (what
+//! `options.js` validates by) and `src/options.d.ts` (included by
+//! `typescript.rs`). A native test: it fails, naming the first differing
+//! line, when a committed file differs; `EDGESHED_BLESS=1 cargo test -p
+//! edgeshed-js --test options_schema` rewrites them.
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod js;
+mod ts;
+
+use std::path::Path;
+
+/// `committed` (a path under the crate) holds `rendered`, or is rewritten
+/// with it under `EDGESHED_BLESS=1`.
+fn check(committed: &str, rendered: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(committed);
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    if current == rendered {
+        return;
+    }
+    if std::env::var_os("EDGESHED_BLESS").is_some_and(|value| value == "1") {
+        std::fs::write(&path, rendered).expect("write the rendered file");
+        return;
+    }
+    let (line, ours, theirs) = current
+        .lines()
+        .map(Some)
+        .chain(std::iter::repeat(None))
+        .zip(rendered.lines().map(Some).chain(std::iter::repeat(None)))
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+        .map(|(at, (a, b))| {
+            (
+                at + 1,
+                a.unwrap_or("<end of file>"),
+                b.unwrap_or("<end of file>"),
+            )
+        })
+        .unwrap_or((0, "", "(a difference in line endings)"));
+    panic!(
+        "crates/edgeshed-js/{committed} is not what src/options_schema.rs renders.\n\
+         First difference, line {line}:\n  committed: {ours}\n  rendered:  {theirs}\n\
+         If the table changed, rewrite it: EDGESHED_BLESS=1 cargo test -p edgeshed-js --test options_schema"
+    );
+}
+
+#[test]
+fn options_schema_js_is_rendered_from_the_core_table() {
+    check("src/options-schema.js", &js::render());
+}
+
+#[test]
+fn options_d_ts_is_rendered_from_the_core_table() {
+    check("src/options.d.ts", &ts::render());
+}
+
+#[test]
+fn the_table_names_what_the_faces_validate() {
+    use edgeshed::options_schema::{find, integer_range, Kind, CALL, LIMITER};
+    // Keys options.js's cross-key rules and callFacts read by name.
+    for path in [
+        "maxInFlight",
+        "adaptive.algorithm",
+        "adaptive.initialLimit",
+        "adaptive.minLimit",
+        "adaptive.maxLimit",
+        "maxQueue",
+        "queueTimeoutMs",
+        "bodyTimeoutMs",
+        "reserve.critical",
+        "reserve.default",
+        "queueDiscipline",
+        "codelTargetMs",
+        "rate.perSecond",
+        "rate.perMinute",
+        "rate.burst",
+        "rate.maxKeys",
+    ] {
+        assert!(find(LIMITER, path).is_some(), "LIMITER has no {path}");
+    }
+    // call-options.js reads exactly these, by name, in this order.
+    let call: Vec<&str> = CALL.iter().map(|spec| spec.key).collect();
+    assert_eq!(call, ["signal", "deadlineMs", "criticality", "key"]);
+    assert_eq!(
+        integer_range(LIMITER, "adaptive.maxLimit"),
+        Some((1, 1_000_000))
+    );
+    // callFacts maps the criticality names to Criticality::index() by their
+    // order: critical, default, sheddable.
+    let Some(Kind::OneOf { values, .. }) = find(CALL, "criticality").map(|spec| spec.kind) else {
+        panic!("criticality is not a OneOf");
+    };
+    assert_eq!(values, ["critical", "default", "sheddable"]);
+}
