@@ -56,8 +56,10 @@ suite_fmt() {
 suite_docs() {
     # Every repository path named in a Markdown doc or a code comment exists,
     # and BENCHMARKS.md is what scripts/benchmarks-md.mjs makes of
-    # benches/results/ (scripts/check-docs.mjs; Node only, no build).
+    # benches/results/ (scripts/check-docs.mjs; Node only, no build); no
+    # crate's modules depend on each other in a circle (scripts/check-modules.mjs).
     node scripts/check-docs.mjs
+    node scripts/check-modules.mjs
 }
 
 suite_setup() {

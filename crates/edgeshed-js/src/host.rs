@@ -4,6 +4,7 @@
 //! into Rust unless it returns a `Result` (an import marked `catch`).
 
 use wasm_bindgen::prelude::*;
+use web_sys::AbortSignal;
 
 #[wasm_bindgen(module = "/src/glue.js")]
 extern "C" {
@@ -83,4 +84,56 @@ extern "C" {
     /// throwing getter counts as saying nothing).
     #[wasm_bindgen(js_name = endingCode)]
     pub(crate) fn ending_code(reason: &JsValue) -> f64;
+}
+
+// --- src/options.rs ---
+#[wasm_bindgen(module = "/src/options.js")]
+extern "C" {
+    /// `[maxInFlight, algorithm, initialLimit, minLimit, maxLimit, maxQueue,
+    /// queueTimeoutMs, bodyTimeoutMs, reserve.critical, reserve.default,
+    /// codelTargetMs, rate count, rate period (s), burst, maxKeys]`,
+    /// validated (see options.js); the algorithm is an index into
+    /// [`AnyLimit::NAMES`](edgeshed::limit::adaptive::AnyLimit::NAMES), -1 for a fixed limit; codelTargetMs 0 for fifo,
+    /// rate count 0 for no rate limit.
+    #[wasm_bindgen(js_name = limiterOptions, catch)]
+    pub(crate) fn limiter_options_js(options: &JsValue) -> Result<Vec<f64>, JsValue>;
+}
+
+#[wasm_bindgen(module = "/src/call-options.js")]
+extern "C" {
+    /// The validated edgeshed keys of call options, in one number (see
+    /// call-options.js): `(((deadlineMs + 1) * 2 + hasKey) * 2 + hasSignal) * 4 +
+    /// criticality index` (3 when not given); -1 when they are invalid
+    /// ([`call_error`] has the error).
+    #[wasm_bindgen(js_name = callFacts)]
+    pub(crate) fn call_facts(object: &JsValue, strict: bool) -> f64;
+
+    /// The `TypeError`/`RangeError` of the last [`call_facts`] that returned -1.
+    #[wasm_bindgen(js_name = callError)]
+    pub(crate) fn call_error() -> JsValue;
+
+    /// The `signal` read by the last [`call_facts`] (called when it has one).
+    #[wasm_bindgen(js_name = callSignal)]
+    pub(crate) fn call_signal() -> AbortSignal;
+
+    /// The `key` read by the last [`call_facts`] (called when it has one).
+    #[wasm_bindgen(js_name = callKey)]
+    pub(crate) fn call_key() -> String;
+
+    /// `setLimit`'s argument, validated: an integer in the range of
+    /// [`SET_LIMIT`](edgeshed::options_schema::SET_LIMIT).
+    #[wasm_bindgen(js_name = checkedLimit, catch)]
+    pub(crate) fn checked_limit(limit: &JsValue) -> Result<f64, JsValue>;
+}
+
+// `options.js` imports the option data rendered from the core's table
+// (src/options_schema.rs) from `options-schema.js`: wasm-bindgen copies a
+// snippet file only when an extern block names it. This import is never
+// called, so the wasm does not import it (no size cost).
+#[wasm_bindgen(module = "/src/options-schema.js")]
+extern "C" {
+    /// The `new Limiter(options)` keys (never called: see above).
+    #[wasm_bindgen(thread_local_v2, js_name = LIMITER)]
+    #[allow(dead_code)]
+    static LIMITER_SCHEMA: JsValue;
 }

@@ -2,7 +2,8 @@
 
 use crate::counters::CallCounters;
 use crate::errors::type_error;
-use crate::options::{checked_limit, limiter_options, LimitOption};
+use crate::host::checked_limit;
+use crate::options::{limiter_options, LimitOption};
 use crate::sampling::Sampler;
 use edgeshed::admission::{Admission, Criticality};
 use edgeshed::limit::adaptive::Limit;

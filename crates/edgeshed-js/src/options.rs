@@ -4,6 +4,7 @@
 //! the core's [`options_schema`](edgeshed::options_schema)) and turned into
 //! the core's types here. Nothing a caller passes can trap.
 
+use crate::host::{call_error, call_facts, call_key, call_signal, limiter_options_js};
 use core::time::Duration;
 use edgeshed::admission::{Criticality, Options, Policy, QueueDiscipline, Reserve};
 use edgeshed::limit::adaptive::{AnyLimit, Bounds};
@@ -50,57 +51,6 @@ pub(crate) struct CallOptions {
     pub(crate) classified: bool,
     /// `key`, for the fair share and the rate limit.
     pub(crate) key: Option<Key>,
-}
-
-#[wasm_bindgen(module = "/src/options.js")]
-extern "C" {
-    /// `[maxInFlight, algorithm, initialLimit, minLimit, maxLimit, maxQueue,
-    /// queueTimeoutMs, bodyTimeoutMs, reserve.critical, reserve.default,
-    /// codelTargetMs, rate count, rate period (s), burst, maxKeys]`,
-    /// validated (see options.js); the algorithm is an index into
-    /// [`AnyLimit::NAMES`], -1 for a fixed limit; codelTargetMs 0 for fifo,
-    /// rate count 0 for no rate limit.
-    #[wasm_bindgen(js_name = limiterOptions, catch)]
-    fn limiter_options_js(options: &JsValue) -> Result<Vec<f64>, JsValue>;
-}
-
-#[wasm_bindgen(module = "/src/call-options.js")]
-extern "C" {
-    /// The validated edgeshed keys of call options, in one number (see
-    /// call-options.js): `(((deadlineMs + 1) * 2 + hasKey) * 2 + hasSignal) * 4 +
-    /// criticality index` (3 when not given); -1 when they are invalid
-    /// ([`call_error`] has the error).
-    #[wasm_bindgen(js_name = callFacts)]
-    fn call_facts(object: &JsValue, strict: bool) -> f64;
-
-    /// The `TypeError`/`RangeError` of the last [`call_facts`] that returned -1.
-    #[wasm_bindgen(js_name = callError)]
-    fn call_error() -> JsValue;
-
-    /// The `signal` read by the last [`call_facts`] (called when it has one).
-    #[wasm_bindgen(js_name = callSignal)]
-    fn call_signal() -> AbortSignal;
-
-    /// The `key` read by the last [`call_facts`] (called when it has one).
-    #[wasm_bindgen(js_name = callKey)]
-    fn call_key() -> String;
-
-    /// `setLimit`'s argument, validated: an integer in the range of
-    /// [`SET_LIMIT`](edgeshed::options_schema::SET_LIMIT).
-    #[wasm_bindgen(js_name = checkedLimit, catch)]
-    pub(crate) fn checked_limit(limit: &JsValue) -> Result<f64, JsValue>;
-}
-
-// `options.js` imports the option data rendered from the core's table
-// (src/options_schema.rs) from `options-schema.js`: wasm-bindgen copies a
-// snippet file only when an extern block names it. This import is never
-// called, so the wasm does not import it (no size cost).
-#[wasm_bindgen(module = "/src/options-schema.js")]
-extern "C" {
-    /// The `new Limiter(options)` keys (never called: see above).
-    #[wasm_bindgen(thread_local_v2, js_name = LIMITER)]
-    #[allow(dead_code)]
-    static LIMITER_SCHEMA: JsValue;
 }
 
 /// Parses `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs,

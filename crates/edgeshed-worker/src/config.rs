@@ -13,6 +13,7 @@ mod classes;
 mod de;
 mod error;
 mod queueing;
+mod ranges;
 mod raw;
 mod report;
 mod routes;

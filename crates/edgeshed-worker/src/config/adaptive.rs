@@ -3,7 +3,7 @@
 //! shape, its checks, and the model the handler builds the limiter from.
 
 use super::de::{Int, Section, Text};
-use super::raw::Positive;
+use super::ranges::Positive;
 use super::report::{join, Field, Report};
 use edgeshed::limit::adaptive::{AnyLimit, Bounds, UnknownAlgorithm};
 use serde::Deserialize;
@@ -104,17 +104,18 @@ fn algorithm(report: &mut Report, value: &Option<Text>, path: &str) -> Option<&'
 pub(super) fn of_origin(
     report: &mut Report,
     path: &str,
-    raw: &super::raw::RawOrigin,
+    max_in_flight: bool,
+    section: &Option<Section<RawAdaptive>>,
 ) -> Option<Option<Adaptive>> {
-    let Some(section) = &raw.adaptive else {
+    let Some(section) = section else {
         return Some(None);
     };
-    if raw.max_in_flight.is_some() {
+    if max_in_flight {
         report.add(format!(
             "{path}: maxInFlight and adaptive are both given (choose one: a fixed \
              maxInFlight, or an adaptive limit)"
         ));
     }
     let adaptive = adaptive(report, &join(path, "adaptive"), section)?;
-    raw.max_in_flight.is_none().then_some(Some(adaptive))
+    (!max_in_flight).then_some(Some(adaptive))
 }

@@ -2,7 +2,7 @@
 //! and its checks), kept apart from the other origin keys.
 
 use super::de::{Int, Section, Text};
-use super::raw::Positive;
+use super::ranges::Positive;
 use super::report::{join, Field, Report};
 use super::Budget;
 use crate::budget::Unavailable;

@@ -4,7 +4,8 @@
 
 use super::de::{Entries, Int, Section};
 use super::queueing::QueueingKeys;
-use super::raw::{Millis, NonNegative, Positive, RawConfig, RawLimit, RawOrigin};
+use super::ranges::{Millis, NonNegative, Positive};
+use super::raw::{RawConfig, RawLimit, RawOrigin};
 use super::report::{join, Field, Report};
 use super::{Admin, Config, ConfigError, Limit, Origin};
 use super::{DEFAULT_GLOBAL_MAX_IN_FLIGHT, DEFAULT_MAX_BODY_BYTES};
@@ -169,7 +170,8 @@ fn origin(report: &mut Report, name: &str, section: &Section<RawOrigin>) -> Opti
         reserve: &raw.reserve,
     };
     let limit = super::queueing::queueing(report, &path, queueing, limit);
-    let adaptive = super::adaptive::of_origin(report, &path, raw);
+    let adaptive =
+        super::adaptive::of_origin(report, &path, raw.max_in_flight.is_some(), &raw.adaptive);
     let timeout = report.millis(&raw.timeout_ms, &join(&path, "timeoutMs"));
     let max_body_bytes = report.int(&raw.max_body_bytes, &join(&path, "maxBodyBytes"));
     let budget = super::budget::budget(report, &path, &raw.budget);

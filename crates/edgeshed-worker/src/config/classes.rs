@@ -4,7 +4,7 @@
 
 use super::budget::is_identifier;
 use super::de::{Int, Range, Section, Text};
-use super::raw::{Positive, RawRoute, Seconds};
+use super::ranges::{Positive, Seconds};
 use super::report::{join, Field, Report};
 use core::time::Duration;
 use edgeshed::admission::Criticality;
@@ -102,10 +102,21 @@ pub(super) struct RawRateLimit {
     pub(super) period_seconds: Option<Int<Seconds>>,
 }
 
+/// The admission keys of one route, as serde read them.
+pub(super) struct AdmissionKeys<'r> {
+    pub(super) criticality: &'r Option<Text>,
+    pub(super) fairness: &'r Option<Section<RawFairness>>,
+    pub(super) rate_limit: &'r Option<Section<RawRateLimit>>,
+}
+
 /// The admission keys of the route at `path`; `None` when invalid (reported).
-pub(super) fn admission(report: &mut Report, path: &str, raw: &RawRoute) -> Option<RouteAdmission> {
+pub(super) fn admission(
+    report: &mut Report,
+    path: &str,
+    raw: AdmissionKeys<'_>,
+) -> Option<RouteAdmission> {
     let criticality_path = join(path, "criticality");
-    let criticality = match report.text(&raw.criticality, &criticality_path) {
+    let criticality = match report.text(raw.criticality, &criticality_path) {
         Field::Absent => Some(None),
         Field::Valid(name) => name
             .parse::<Criticality>()
@@ -114,7 +125,7 @@ pub(super) fn admission(report: &mut Report, path: &str, raw: &RawRoute) -> Opti
             .ok(),
         Field::Invalid => None,
     };
-    let fairness = match &raw.fairness {
+    let fairness = match raw.fairness {
         None => Some(None),
         Some(section) => {
             let fairness_path = join(path, "fairness");
@@ -133,7 +144,7 @@ pub(super) fn admission(report: &mut Report, path: &str, raw: &RawRoute) -> Opti
             })
         }
     };
-    let rate_limit = match &raw.rate_limit {
+    let rate_limit = match raw.rate_limit {
         None => Some(None),
         Some(section) => rate_limit(report, &join(path, "rateLimit"), section).map(Some),
     };

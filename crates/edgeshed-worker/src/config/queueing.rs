@@ -4,7 +4,7 @@
 //! raw shape and their checks.
 
 use super::de::{Fraction, Int, Section, Text};
-use super::raw::Millis;
+use super::ranges::Millis;
 use super::report::{join, Field, Report};
 use super::Limit;
 use edgeshed::admission::{QueueDiscipline, Reserve};

@@ -2,7 +2,7 @@
 //! and every problem found, each naming its key ([`Report`]).
 
 use super::de::{Fault, Flag, Int, Range, Section, Text};
-use super::raw::Millis;
+use super::ranges::Millis;
 use super::ConfigError;
 use core::time::Duration;
 

@@ -128,7 +128,7 @@ fn fan_out(
             calls.into_iter().collect::<Option<Vec<_>>>()
         }
     };
-    let admission = super::classes::admission(report, path, raw);
+    let admission = super::classes::admission(report, path, raw.admission_keys());
     Some(Route::FanOut {
         path: exact.to_string(),
         deadline: match deadline {
@@ -166,7 +166,7 @@ fn proxy(
             join(path, "prefix")
         ));
     }
-    let admission = super::classes::admission(report, path, raw);
+    let admission = super::classes::admission(report, path, raw.admission_keys());
     let origin = origin_index(report, &raw.origin, &join(path, "origin"), names)?;
     let admission = admission?;
     (ends_well && !misplaced).then(|| Route::Proxy {

@@ -8,7 +8,8 @@ use super::adaptive::RawAdaptive;
 use super::classes::{RateCount, RawRateLimit};
 use super::de::{Range, Section};
 use super::queueing::RawReserve;
-use super::raw::{Millis, NonNegative, Positive, RawLimit, RawOrigin};
+use super::ranges::{Millis, NonNegative, Positive};
+use super::raw::{RawLimit, RawOrigin};
 use edgeshed::admission::{QueueDiscipline, Reserve};
 use edgeshed::limit::adaptive::{AnyLimit, Bounds};
 use edgeshed::options_schema::{

@@ -1,7 +1,7 @@
 //! Unit tests of the lenient leaf types.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::super::raw::{Millis, Positive};
+use super::super::ranges::{Millis, Positive};
 use super::{Flag, Int, Text};
 use serde::de::value::{Error, F64Deserializer, I64Deserializer, StrDeserializer};
 use serde::Deserialize;
