@@ -1,5 +1,5 @@
 //! Every JavaScript binding of the npm package's Rust side (`glue.js`,
-//! `options.js`), in one place: the rest of the crate calls these
+//! `options.js`, `call-options.js`, `options-schema.js`), in one place: the rest of the crate calls these
 //! functions and never declares an import of its own. None of them throws
 //! into Rust unless it returns a `Result` (an import marked `catch`).
 
