@@ -231,7 +231,7 @@ function pipeHeld(holder, response, body, idleMs, host, idleReason, release, wra
 function relay(response, body, host, watch, finish, cut, start, wrap, registry, key) {
   let source = body;
   let out;
-  if (typeof IdentityTransformStream === "function") {
+  if (!wrap && typeof IdentityTransformStream === "function") {
     // workerd: a pipe into its own stream fails when the client goes away
     // (a JavaScript stream handed to the client is dropped without a cancel).
     // A declared length is kept, so a client can tell a body cut short.
