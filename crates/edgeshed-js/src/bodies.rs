@@ -12,13 +12,6 @@ extern "C" {
     /// `bodyTimeoutMs` is cut with (a later read rejects with it).
     #[wasm_bindgen(thread_local_v2, js_name = bodyIdleError)]
     static BODY_IDLE_ERROR: JsValue;
-
-    /// A copy of `init` whose `signal` also aborts when `signal` does.
-    #[wasm_bindgen(js_name = withSignal, catch)]
-    pub(crate) fn with_signal(
-        init: &JsValue,
-        signal: &web_sys::AbortSignal,
-    ) -> Result<JsValue, JsValue>;
 }
 
 thread_local! {

@@ -227,28 +227,13 @@ export function statsObject(v) {
   const byCriticality = {};
   for (let i = 0; i < 3; i++) {
     const at = 12 + 5 * i;
-    byCriticality[["critical", "default", "sheddable"][i]] = {
-      admitted: v[at],
-      shed: v[at + 1],
-      displaced: v[at + 2],
-      inFlight: v[at + 3],
-      queued: v[at + 4],
-    };
+    byCriticality[["critical", "default", "sheddable"][i]] =
+      { admitted: v[at], shed: v[at + 1], displaced: v[at + 2], inFlight: v[at + 3], queued: v[at + 4] };
   }
   return {
-    inFlight: v[0],
-    queued: v[1],
-    admitted: v[2],
-    shed: v[3],
-    queueTimeouts: v[4],
-    expired: v[5],
-    abandoned: v[6],
-    heldBodies: v[7],
-    bodyTimeouts: v[8],
-    limit: v[9],
-    byCriticality,
-    fairShareRefused: v[10],
-    rateLimited: v[11],
+    inFlight: v[0], queued: v[1], admitted: v[2], shed: v[3], queueTimeouts: v[4], expired: v[5],
+    abandoned: v[6], heldBodies: v[7], bodyTimeouts: v[8], limit: v[9],
+    byCriticality, fairShareRefused: v[10], rateLimited: v[11],
   };
 }
 
@@ -315,22 +300,4 @@ export function endingCode(value) {
 // holdBody calls it): a later read rejects with it.
 export function bodyIdleError(timeoutMs) {
   return withoutStack(() => new DeadlineError(`response body idle for ${timeoutMs} ms (bodyTimeoutMs)`));
-}
-export function withSignal(init, signal) {
-  const own = init?.signal;
-  const combined = own ? AbortSignal.any([own, signal]) : signal;
-  return Object.assign({}, init ?? {}, { signal: combined });
-}
-
-
-// --- src/call/mod.rs ---
-export function releaseOnSettle(value, id, release) {
-  // The slot of abandoned work: back when the work settles, whatever its
-  // outcome (the caller has been answered already; nothing may reject here).
-  const done = () => release(id);
-  try {
-    Promise.resolve(value).then(done, done);
-  } catch {
-    done();
-  }
 }

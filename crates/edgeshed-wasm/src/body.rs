@@ -2,12 +2,14 @@
 //! for the npm package's `Limiter.fetch` and for a gateway's proxied bodies.
 //!
 //! The body is piped (in JavaScript, `glue.js` `holdBody`) into a stream of
-//! ours, which is what the caller hands on: on workerd a `FixedLengthStream`
-//! (the declared length kept) or an `IdentityTransformStream`, whose pipe
-//! fails when the client goes away (a JavaScript stream returned to a client
-//! is dropped without a cancel); elsewhere a `TransformStream` that lets a
-//! chunk through only when the consumer reads it, so an unread body keeps
-//! its permit. The permit comes back once, when the first of these happens:
+//! ours, which is what the caller hands on: for a body sent to the client
+//! on workerd ([`Holder::hold_body`]) a `FixedLengthStream` (the declared
+//! length kept) or an `IdentityTransformStream`, whose pipe fails when the
+//! client goes away; elsewhere, and for a `Response` handed to user code
+//! ([`Holder::hold_response`]: workerd cannot pipe one of its own streams
+//! into another), a `TransformStream` that lets a chunk through only when
+//! the consumer reads it, so an unread body keeps its permit. The permit
+//! comes back once, when the first of these happens:
 //!
 //! - the body has been read to the end, was cancelled, or errored;
 //! - on workerd, its client went away;

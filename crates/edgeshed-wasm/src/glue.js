@@ -39,6 +39,11 @@ export function offAbort(signal, listener) {
 export function globalFetch(input, init) {
   return fetch(input, init);
 }
+export function withSignal(init, signal) {
+  const own = init?.signal;
+  const combined = own ? AbortSignal.any([own, signal]) : signal;
+  return Object.assign({}, init ?? {}, { signal: combined });
+}
 
 
 // --- src/task/ ---
@@ -232,9 +237,13 @@ function relay(response, body, host, watch, finish, cut, start, wrap, registry, 
   let source = body;
   let out;
   if (!wrap && typeof IdentityTransformStream === "function") {
-    // workerd: a pipe into its own stream fails when the client goes away
-    // (a JavaScript stream handed to the client is dropped without a cancel).
-    // A declared length is kept, so a client can tell a body cut short.
+    // workerd, a body for the client: a pipe into workerd's own stream fails
+    // when the client goes away. A declared length is kept, so a client can
+    // tell a body cut short. (A Response for user code keeps a JavaScript
+    // stream: workerd cannot pipe one of its streams into another, as code
+    // relaying the body through an IdentityTransformStream does. Under
+    // waitUntil its pipe still settles once workerd drops a vanished
+    // client's response.)
     const length = declaredLength(response.headers);
     out = length >= 0 && typeof FixedLengthStream === "function" ? new FixedLengthStream(length) : new IdentityTransformStream();
     source = body.pipeThrough(new TransformStream(watch));

@@ -30,14 +30,6 @@ use futures_util::future::{select, Either};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-#[wasm_bindgen(module = "/src/glue.js")]
-extern "C" {
-    /// Once `value` settles (fulfilled or rejected): `release(id)`; at once
-    /// if `Promise.resolve` throws. Never rejects, never throws.
-    #[wasm_bindgen(js_name = releaseOnSettle)]
-    fn release_on_settle(value: &JsValue, id: f64, release: &JsValue);
-}
-
 /// The absolute deadline of a call that starts now.
 fn deadline_of(options: &CallOptions) -> Option<Instant> {
     options.deadline.map(|budget| JsClock.now() + budget)
@@ -161,6 +153,5 @@ async fn finish_admission(
 /// until `work` (a promise or value) settles, and the call is counted.
 fn abandon(permit: Permit, work: &JsValue, counters: &CallCounters) {
     CallCounters::bump(&counters.abandoned);
-    let id = edgeshed_wasm::held::hold(permit);
-    edgeshed_wasm::held::with_release(|release| release_on_settle(work, id, release));
+    edgeshed_wasm::held::hold_until_settled(permit, work);
 }

@@ -82,6 +82,10 @@ extern "C" {
     /// The host's `fetch(input, init)`; a synchronous throw becomes `Err`.
     #[wasm_bindgen(js_name = globalFetch, catch)]
     pub fn global_fetch(input: &JsValue, init: &JsValue) -> Result<js_sys::Promise, JsValue>;
+    /// A copy of `init` whose `signal` also aborts when `signal` does (with
+    /// `AbortSignal.any` if `init` has a signal); a throw becomes `Err`.
+    #[wasm_bindgen(js_name = withSignal, catch)]
+    pub fn with_signal(init: &JsValue, signal: &AbortSignal) -> Result<JsValue, JsValue>;
 }
 
 #[wasm_bindgen]
