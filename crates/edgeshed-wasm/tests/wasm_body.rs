@@ -23,7 +23,11 @@ export function response(text, close) {
 }
 export function empty() { return new Response(null, { status: 204 }); }
 export function text(response) { return response.text(); }
-export function failure(response) { return response.text().then(() => "read", (e) => e.message); }
+export function failure(response) {
+  // The bodies' timers do not keep Node.js alive (unref): this one does.
+  const alive = setInterval(() => {}, 1000);
+  return response.text().then(() => "read", (e) => e.message).finally(() => clearInterval(alive));
+}
 export function turns(n) { return new Promise((r) => setTimeout(r, n)); }
 export function header(response) { return response.headers.get("x-kept"); }
 export function idleReason() { return (ms) => new Error(`idle ${ms}`); }
