@@ -168,7 +168,8 @@ function pipeHeld(holder, response, body, idleMs, host, idleReason, release, wra
   const key = {};
   const registry = wrap ? collectedRegistry() : null;
   let last = monotonicNow();
-  let controller;
+  // The controllers of the streams we own, errored to cut the body.
+  const controllers = [];
   let timer;
   const finish = () => {
     if (!release()) return false;
@@ -178,13 +179,15 @@ function pipeHeld(holder, response, body, idleMs, host, idleReason, release, wra
     registry?.unregister(key);
     return true;
   };
-  // Errors the stream we own: the pipe then cancels the origin's body
+  // Errors the streams we own: the pipe then cancels the origin's body
   // without waiting for a write the consumer never takes.
   const cut = (reason) => {
-    try {
-      controller.error(reason);
-    } catch {
-      // already done, or another request's stream (workerd)
+    for (const controller of controllers) {
+      try {
+        controller.error(reason);
+      } catch {
+        // already done, or another request's stream (workerd)
+      }
     }
   };
   const arm = (ms) => {
@@ -210,19 +213,13 @@ function pipeHeld(holder, response, body, idleMs, host, idleReason, release, wra
       // freed (or left to the next sweep) all the same
     }
   };
-  const watch = {
-    start(c) {
-      controller = c;
-    },
-    transform(chunk, c) {
-      last = monotonicNow();
-      c.enqueue(chunk);
-    },
+  const moved = () => {
+    last = monotonicNow();
   };
   holder.heldBodies++;
   holder.live.set(key, expire);
   try {
-    return relay(response, body, host, watch, finish, cut, () => {
+    return relay(response, body, host, moved, controllers, finish, cut, () => {
       holder.nextCheck = Math.min(holder.nextCheck, last + idleMs);
       arm(idleMs);
     }, wrap, registry, key);
@@ -231,9 +228,9 @@ function pipeHeld(holder, response, body, idleMs, host, idleReason, release, wra
     throw error;
   }
 }
-// Pipes `body` into a stream of ours (through `watch`) and returns its
-// readable side, or a Response of it (`wrap`).
-function relay(response, body, host, watch, finish, cut, start, wrap, registry, key) {
+// Pipes `body` into a stream of ours and returns its readable side, or a
+// Response of it (`wrap`).
+function relay(response, body, host, moved, controllers, finish, cut, start, wrap, registry, key) {
   let source = body;
   let out;
   if (!wrap && typeof IdentityTransformStream === "function") {
@@ -246,15 +243,16 @@ function relay(response, body, host, watch, finish, cut, start, wrap, registry, 
     // client's response.)
     const length = declaredLength(response.headers);
     out = length >= 0 && typeof FixedLengthStream === "function" ? new FixedLengthStream(length) : new IdentityTransformStream();
+    const watch = {
+      start: (c) => controllers.push(c),
+      transform(chunk, c) {
+        moved();
+        c.enqueue(chunk);
+      },
+    };
     source = body.pipeThrough(new TransformStream(watch));
   } else {
-    // A chunk passes only when the consumer reads it (highWaterMark 0 on the
-    // readable side): the pipe of an unread body never ends, where a
-    // buffering one would end for a small body with nothing read. (0 on the
-    // writable side too would stall every pipe: pipeTo writes only while the
-    // destination's desiredSize is positive.) The body's end or cancel frees
-    // the hold before the consumer hears of it.
-    out = new TransformStream({ ...watch, flush: finish, cancel: finish }, { highWaterMark: 1 }, { highWaterMark: 0 });
+    out = handOver(moved, controllers, finish);
   }
   const piped = source.pipeTo(out.writable).then(finish, finish);
   try {
@@ -270,4 +268,59 @@ function relay(response, body, host, watch, finish, cut, start, wrap, registry, 
   // Unread and unreachable: free the hold now rather than at the timeout.
   registry?.register(wrapped, () => finish() && cut(new Error("response collected unread")), key);
   return wrapped;
+}
+// A writable and a readable through which a chunk passes only when the
+// consumer reads it (highWaterMark 0 on the readable side): the pipe of an
+// unread body never ends, where a buffering one would end for a small body
+// with nothing read. The writable takes one chunk ahead (with 0, pipeTo would
+// never write). The body's end or cancel frees the hold before the consumer
+// hears of it (Chromium calls no cancel hook of a TransformStream's). A cut
+// (an errored controller) also wakes the waiting write, which then fails:
+// until it does, the pipe cannot cancel the origin's body.
+function handOver(moved, controllers, finish) {
+  let pulled;
+  let demand = new Promise((resolve) => (pulled = resolve));
+  let reading;
+  let writing;
+  const wake = { error: () => pulled() };
+  const writable = new WritableStream(
+    {
+      start(c) {
+        writing = c;
+      },
+      async write(chunk) {
+        await demand;
+        demand = new Promise((resolve) => (pulled = resolve));
+        reading.enqueue(chunk);
+        moved();
+      },
+      close() {
+        finish();
+        reading.close();
+      },
+      abort(reason) {
+        finish();
+        reading.error(reason);
+      },
+    },
+    { highWaterMark: 1 },
+  );
+  const readable = new ReadableStream(
+    {
+      start(c) {
+        reading = c;
+      },
+      pull() {
+        pulled();
+      },
+      cancel(reason) {
+        finish();
+        writing.error(reason);
+        pulled();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  controllers.push(writing, reading, wake);
+  return { readable, writable };
 }

@@ -26,7 +26,10 @@ export function text(response) { return response.text(); }
 export function failure(response) {
   // The bodies' timers do not keep Node.js alive (unref): this one does.
   const alive = setInterval(() => {}, 1000);
-  return response.text().then(() => "read", (e) => e.message).finally(() => clearInterval(alive));
+  // A reader (text() in Chromium rejects with its own TypeError instead).
+  const reader = response.body.getReader();
+  const drain = () => reader.read().then(({ done }) => (done ? "read" : drain()));
+  return drain().catch((e) => e.message).finally(() => clearInterval(alive));
 }
 export function turns(n) { return new Promise((r) => setTimeout(r, n)); }
 export function header(response) { return response.headers.get("x-kept"); }
