@@ -243,13 +243,7 @@ function relay(response, body, host, moved, controllers, finish, cut, start, wra
     // client's response.)
     const length = declaredLength(response.headers);
     out = length >= 0 && typeof FixedLengthStream === "function" ? new FixedLengthStream(length) : new IdentityTransformStream();
-    const watch = {
-      start: (c) => controllers.push(c),
-      transform(chunk, c) {
-        moved();
-        c.enqueue(chunk);
-      },
-    };
+    const watch = { start: (c) => void controllers.push(c), transform: (chunk, c) => (moved(), c.enqueue(chunk)) };
     source = body.pipeThrough(new TransformStream(watch));
   } else {
     out = handOver(moved, controllers, finish);
@@ -282,45 +276,22 @@ function handOver(moved, controllers, finish) {
   let demand = new Promise((resolve) => (pulled = resolve));
   let reading;
   let writing;
-  const wake = { error: () => pulled() };
-  const writable = new WritableStream(
-    {
-      start(c) {
-        writing = c;
-      },
-      async write(chunk) {
-        await demand;
-        demand = new Promise((resolve) => (pulled = resolve));
-        reading.enqueue(chunk);
-        moved();
-      },
-      close() {
-        finish();
-        reading.close();
-      },
-      abort(reason) {
-        finish();
-        reading.error(reason);
-      },
+  const writable = new WritableStream({
+    start: (c) => void (writing = c),
+    async write(chunk) {
+      await demand;
+      demand = new Promise((resolve) => (pulled = resolve));
+      reading.enqueue(chunk);
+      moved();
     },
-    { highWaterMark: 1 },
-  );
-  const readable = new ReadableStream(
-    {
-      start(c) {
-        reading = c;
-      },
-      pull() {
-        pulled();
-      },
-      cancel(reason) {
-        finish();
-        writing.error(reason);
-        pulled();
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  controllers.push(writing, reading, wake);
+    close: () => void (finish(), reading.close()),
+    abort: (reason) => void (finish(), reading.error(reason)),
+  }, { highWaterMark: 1 });
+  const readable = new ReadableStream({
+    start: (c) => void (reading = c),
+    pull: () => pulled(),
+    cancel: (reason) => void (finish(), writing.error(reason), pulled()),
+  }, { highWaterMark: 0 });
+  controllers.push(writing, reading, { error: () => pulled() });
   return { readable, writable };
 }
