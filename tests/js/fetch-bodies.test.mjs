@@ -68,6 +68,26 @@ test("the issue's repro: `if (!res.ok) continue` twice frees both slots after bo
   stop();
 });
 
+test("a small body that arrived whole keeps its slot while unread, and gives it back when read", T, async () => {
+  // The body is piped into a stream that lets a chunk through only when the
+  // consumer reads it: a buffering one would take this body whole, end the
+  // pipe and free the slot with nothing read.
+  const limiter = new Limiter({ maxInFlight: 1, bodyTimeoutMs: LONG });
+  const pending = limiter.fetch(`${origin.url}/small`);
+  const { res } = await origin.next("/small");
+  res.writeHead(200, { "content-type": "text/plain" });
+  res.end("small");
+  const response = await pending;
+  if (!res.writableFinished) await new Promise((resolve) => res.once("finish", resolve));
+  // Turns enough for the whole body to reach the client and any pipe to end.
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.deepEqual([limiter.stats().inFlight, limiter.stats().heldBodies], [1, 1], "held while unread");
+  const shed = await settle(limiter.fetch(`${origin.url}/small`));
+  assert.ok(shed.error instanceof OverloadedError, "the unread body holds the one slot");
+  assert.equal(await response.text(), "small");
+  assert.deepEqual([limiter.stats().inFlight, limiter.stats().heldBodies, limiter.stats().bodyTimeouts], [0, 0, 0]);
+});
+
 test("a timed-out body cancels the origin's stream (the connection closes)", T, async () => {
   const limiter = new Limiter({ maxInFlight: 1, bodyTimeoutMs: 50 });
   const pending = limiter.fetch(`${origin.url}/endless`);

@@ -182,11 +182,14 @@ describe("Limiter shared by concurrent requests in workerd", () => {
     assert.deepEqual(await stats("shedding"), { ...QUIET, inFlight: 0, queued: 0, admitted: 1, shed: 1, queueTimeouts: 0, limit: 1 });
   });
 
-  test("limiter.fetch's response returned as is: a client that disconnects frees the slot after bodyTimeoutMs", T, async () => {
-    // workerd drops the body of a vanished client without cancel() (the
-    // docs/js.md's caveat): the body then sits idle, and bodyTimeoutMs frees it.
+  test("limiter.fetch's response returned as is: a client that disconnects frees the slot at once, not after bodyTimeoutMs", T, async () => {
+    // The body is piped under cloudflare:workers' waitUntil: when workerd
+    // drops the vanished client's response, the pipe settles and frees the
+    // slot. (A stream that only waits for pulls and cancel() never hears of
+    // it: workerd drops it without cancel(), and its request's timers die
+    // with the request, so its slot came back only after bodyTimeoutMs.)
     const controller = new AbortController();
-    const pending = mf.dispatchFetch("http://worker/proxy?id=8&limiter=idlebody", {
+    const pending = mf.dispatchFetch("http://worker/proxy?id=8&limiter=disconnect", {
       headers: IDENTITY,
       signal: controller.signal,
     });
@@ -195,15 +198,33 @@ describe("Limiter shared by concurrent requests in workerd", () => {
     hold.res.write("first");
     const response = await pending;
     await response.body.getReader().read();
-    assert.equal((await stats("idlebody")).heldBodies, 1);
+    assert.equal((await stats("disconnect")).heldBodies, 1);
     const abortedAt = performance.now();
     controller.abort();
-    // The origin keeps talking until its connection closes (workerd drops it
-    // with the request). The body's own timer died with that request, so the
-    // next call through the limiter, from another request, finds the body
-    // idle for bodyTimeoutMs and frees its slot. Nothing announces that
-    // moment: retry, bounded, without stats() (which would sweep too).
+    // workerd notices the vanished client on its next write: keep the origin talking.
     await pumpUntilClosed(hold.res);
+    for (;;) {
+      const { inFlight } = await stats("disconnect");
+      if (inFlight === 0) break;
+      assert.ok(performance.now() - abortedAt < 10_000, "the slot is back within 10 s (bodyTimeoutMs is 60 s)");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.deepEqual(await stats("disconnect"), {
+      ...QUIET, inFlight: 0, queued: 0, admitted: 1, shed: 0, queueTimeouts: 0, limit: 1,
+    });
+  });
+
+  test("a body the worker leaves unread frees its slot after bodyTimeoutMs", T, async () => {
+    const pending = mf.dispatchFetch("http://worker/drop?id=9&limiter=idlebody", { headers: IDENTITY });
+    const hold = await takeHold(origin, 9);
+    hold.res.writeHead(200);
+    hold.res.write("never read");
+    assert.equal(await (await pending).text(), "dropped 9");
+    const droppedAt = performance.now();
+    // No chunk moves through an unread body: bodyTimeoutMs (300 ms) later its
+    // timer (or, had its request's timers died, the next call's sweep) frees
+    // the slot and cancels the origin's stream. Nothing announces that
+    // moment: retry, bounded, without stats() (which would sweep too).
     const admitted = origin.next("/hold");
     let attempts = 0;
     let next;
@@ -218,11 +239,12 @@ describe("Limiter shared by concurrent requests in workerd", () => {
       }
       assert.equal(outcome.response.status, 503, "shed while the idle body holds the slot");
       await outcome.response.text();
-      assert.ok(performance.now() - abortedAt < 10_000, "a later call got the slot within 10 s");
+      assert.ok(performance.now() - droppedAt < 10_000, "a later call got the slot within 10 s");
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    assert.ok(performance.now() - abortedAt >= 200, "not long before bodyTimeoutMs (300 ms of idleness)");
+    assert.ok(performance.now() - droppedAt >= 200, "not long before bodyTimeoutMs (300 ms of idleness)");
     assert.equal(await next.text(), "again", "the slot is usable again");
+    await closed(hold.res);
     assert.deepEqual(await stats("idlebody"), {
       ...QUIET, inFlight: 0, queued: 0, admitted: 2, shed: attempts - 1, queueTimeouts: 0, bodyTimeouts: 1, limit: 1,
     });

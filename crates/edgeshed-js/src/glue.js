@@ -227,28 +227,13 @@ export function statsObject(v) {
   const byCriticality = {};
   for (let i = 0; i < 3; i++) {
     const at = 12 + 5 * i;
-    byCriticality[["critical", "default", "sheddable"][i]] = {
-      admitted: v[at],
-      shed: v[at + 1],
-      displaced: v[at + 2],
-      inFlight: v[at + 3],
-      queued: v[at + 4],
-    };
+    byCriticality[["critical", "default", "sheddable"][i]] =
+      { admitted: v[at], shed: v[at + 1], displaced: v[at + 2], inFlight: v[at + 3], queued: v[at + 4] };
   }
   return {
-    inFlight: v[0],
-    queued: v[1],
-    admitted: v[2],
-    shed: v[3],
-    queueTimeouts: v[4],
-    expired: v[5],
-    abandoned: v[6],
-    heldBodies: v[7],
-    bodyTimeouts: v[8],
-    limit: v[9],
-    byCriticality,
-    fairShareRefused: v[10],
-    rateLimited: v[11],
+    inFlight: v[0], queued: v[1], admitted: v[2], shed: v[3], queueTimeouts: v[4], expired: v[5],
+    abandoned: v[6], heldBodies: v[7], bodyTimeouts: v[8], limit: v[9],
+    byCriticality, fairShareRefused: v[10], rateLimited: v[11],
   };
 }
 
@@ -311,160 +296,8 @@ export function endingCode(value) {
 }
 
 // --- src/bodies.rs ---
-// The bodies' idle clock. (edgeshed-wasm's glue has the same reading for
-// JsClock; a wasm-bindgen snippet cannot import another crate's snippet.)
-const bodyClock =
-  typeof performance !== "undefined" && typeof performance.now === "function"
-    ? () => performance.now()
-    : () => Date.now();
-// Per-Limiter state of the bodies it holds (counted here, where the bodies
-// are): `live` maps each held body to its expiry check, `nextCheck` is no
-// later than the earliest moment one of them can expire.
-export function bodyHolder(timeoutMs) {
-  return { timeoutMs, heldBodies: 0, bodyTimeouts: 0, live: new Map(), nextCheck: Infinity };
-}
-// Expires the bodies idle for timeoutMs. Their own timers do that, except in
-// workerd once the request that fetched them is gone (its timers never fire):
-// then the next call of any request, or stats(), does it here.
-// Returns the count of bodies still held (the wasm skips the call at 0).
-export function sweepBodies(holder) {
-  if (holder.heldBodies === 0 || bodyClock() < holder.nextCheck) return holder.heldBodies;
-  holder.nextCheck = Infinity;
-  for (const expire of [...holder.live.values()]) expire();
-  return holder.heldBodies;
-}
-export function holdUntilBodyDone(holder, response, id, releaseId) {
-  const release = () => releaseId(id);
-  try {
-    return holdBody(holder, response, release);
-  } catch (error) {
-    release();
-    throw error;
-  }
-}
-// Frees the slot of a wrapped Response collected unread. Made on first use:
-// some hosts have no FinalizationRegistry, or forbid work at module scope.
-let collected;
-function collectedRegistry() {
-  if (collected === undefined) {
-    collected = typeof FinalizationRegistry === "function" ? new FinalizationRegistry((free) => free()) : null;
-  }
-  return collected;
-}
-// The body is idle while neither the consumer pulls nor the origin delivers
-// a chunk; idle for holder.timeoutMs, it is cancelled and its slot freed.
-// One timer per body, re-armed lazily from the time of the last progress.
-function holdBody(holder, response, release) {
-  if (response.body === null) {
-    release();
-    return response;
-  }
-  const reader = response.body.getReader();
-  const timeoutMs = holder.timeoutMs;
-  let released = false;
-  let lastProgress = bodyClock();
-  let controller;
-  let timer;
-  const registry = collectedRegistry();
-  const finish = () => {
-    if (released) return false;
-    released = true;
-    clearTimeout(timer);
-    holder.heldBodies--;
-    holder.live.delete(reader);
-    registry?.unregister(reader);
-    release();
-    return true;
-  };
-  const progress = () => {
-    lastProgress = bodyClock();
-  };
-  const arm = (ms) => {
-    timer = setTimeout(expire, ms);
-    // Node.js: an idle body must not keep the process alive on its own.
-    timer?.unref?.();
-  };
-  const expire = () => {
-    const idle = bodyClock() - lastProgress;
-    if (idle < timeoutMs) {
-      holder.nextCheck = Math.min(holder.nextCheck, lastProgress + timeoutMs);
-      clearTimeout(timer);
-      return arm(Math.max(1, Math.ceil(timeoutMs - idle)));
-    }
-    if (!finish()) return;
-    holder.bodyTimeouts++;
-    const error = withoutStack(() => new DeadlineError(`response body idle for ${timeoutMs} ms (bodyTimeoutMs)`));
-    try {
-      controller.error(error);
-    } catch {
-      // already closed or errored
-    }
-    cancelQuietly(reader, error);
-  };
-  const body = new ReadableStream({
-    start(c) {
-      controller = c;
-    },
-    async pull(c) {
-      progress();
-      let chunk;
-      try {
-        chunk = await reader.read();
-      } catch (error) {
-        if (finish()) c.error(error);
-        return;
-      }
-      // Cancelled, timed out or collected meanwhile: the stream is done.
-      if (released) return;
-      progress();
-      if (chunk.done) {
-        finish();
-        c.close();
-      } else {
-        c.enqueue(chunk.value);
-      }
-    },
-    cancel(reason) {
-      finish();
-      return reader.cancel(reason);
-    },
-  });
-  const wrapped = new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-  holder.heldBodies++;
-  holder.live.set(reader, expire);
-  holder.nextCheck = Math.min(holder.nextCheck, lastProgress + timeoutMs);
-  arm(timeoutMs);
-  // Unread and unreachable: free the slot now rather than at the timeout.
-  registry?.register(wrapped, () => finish() && cancelQuietly(reader), reader);
-  return wrapped;
-}
-function cancelQuietly(reader, reason) {
-  try {
-    reader.cancel(reason).catch(() => {});
-  } catch {
-    // another request's stream (workerd): it cannot be cancelled from here
-  }
-}
-
-export function withSignal(init, signal) {
-  const own = init?.signal;
-  const combined = own ? AbortSignal.any([own, signal]) : signal;
-  return Object.assign({}, init ?? {}, { signal: combined });
-}
-
-
-// --- src/call/mod.rs ---
-export function releaseOnSettle(value, id, release) {
-  // The slot of abandoned work: back when the work settles, whatever its
-  // outcome (the caller has been answered already; nothing may reject here).
-  const done = () => release(id);
-  try {
-    Promise.resolve(value).then(done, done);
-  } catch {
-    done();
-  }
+// The reason a body idle for bodyTimeoutMs is cut with (edgeshed-wasm's
+// holdBody calls it): a later read rejects with it.
+export function bodyIdleError(timeoutMs) {
+  return withoutStack(() => new DeadlineError(`response body idle for ${timeoutMs} ms (bodyTimeoutMs)`));
 }

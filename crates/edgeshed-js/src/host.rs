@@ -8,11 +8,11 @@ use web_sys::AbortSignal;
 
 #[wasm_bindgen(module = "/src/glue.js")]
 extern "C" {
-    // --- src/call/mod.rs ---
-    /// Once `value` settles (fulfilled or rejected): `release(id)`; at once
-    /// if `Promise.resolve` throws. Never rejects, never throws.
-    #[wasm_bindgen(js_name = releaseOnSettle)]
-    pub(crate) fn release_on_settle(value: &JsValue, id: f64, release: &JsValue);
+    // --- src/bodies.rs ---
+    /// `(idleMs) => DeadlineError`: the reason a body idle for
+    /// `bodyTimeoutMs` is cut with (a later read rejects with it).
+    #[wasm_bindgen(thread_local_v2, js_name = bodyIdleError)]
+    pub(crate) static BODY_IDLE_ERROR: JsValue;
     // --- src/call/run.rs ---
     /// `Promise.resolve(value)`, calling `release(id, rejected, reason)`
     /// when it settles; `release` runs at once and the promise rejects if

@@ -76,3 +76,30 @@ async fn fetch_frees_the_permit_when_the_body_is_cancelled_or_absent() {
     assert_eq!(get(&response, "status").as_f64(), Some(204.0));
     assert_eq!(stat(&limiter, "inFlight"), 0.0);
 }
+
+#[wasm_bindgen_test]
+async fn fetch_keeps_the_permit_of_a_body_that_arrived_whole_but_is_unread() {
+    // The body is piped into a stream that lets a chunk through only when it
+    // is read: a buffering one would take this small body whole, end its
+    // pipe and free the slot with nothing read.
+    let controllers = install_fetch_stub();
+    let limiter = limiter(r#"{"maxInFlight": 1}"#);
+    let response = outcome(fetch(
+        &limiter,
+        "https://origin.test/d".into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    let controller = controllers.get(0);
+    call(&controller, "enqueue", &[&chunk("small")]);
+    call(&controller, "close", &[]);
+    for _ in 0..5 {
+        flush().await;
+    }
+    assert_eq!(stat(&limiter, "inFlight"), 1.0, "held while unread");
+    assert_eq!(stat(&limiter, "heldBodies"), 1.0);
+    assert_eq!(JsFuture::from(read_all(&response)).await.unwrap(), "small");
+    assert_eq!(stat(&limiter, "inFlight"), 0.0);
+    assert_eq!(stat(&limiter, "heldBodies"), 0.0);
+}

@@ -39,6 +39,11 @@ export function offAbort(signal, listener) {
 export function globalFetch(input, init) {
   return fetch(input, init);
 }
+export function withSignal(init, signal) {
+  const own = init?.signal;
+  const combined = own ? AbortSignal.any([own, signal]) : signal;
+  return Object.assign({}, init ?? {}, { signal: combined });
+}
 
 
 // --- src/task/ ---
@@ -98,4 +103,195 @@ export function wallNow() {
   } catch {
     return NaN;
   }
+}
+
+// --- src/body.rs ---
+// Per-holder state of the bodies it holds: `live` maps each to its expiry
+// check, `nextCheck` is no later than the earliest moment one can expire.
+export function bodyHolder() {
+  return { heldBodies: 0, bodyTimeouts: 0, live: new Map(), nextCheck: Infinity };
+}
+// Expires the bodies idle for their timeout. Their own timers do that,
+// except in workerd once the request that made them is gone (its timers
+// never fire): then a later call (of any request) does it here. Returns the
+// count of bodies still held.
+export function sweepBodies(holder) {
+  if (holder.heldBodies === 0 || monotonicNow() < holder.nextCheck) return holder.heldBodies;
+  holder.nextCheck = Infinity;
+  for (const expire of [...holder.live.values()]) expire();
+  return holder.heldBodies;
+}
+// Frees the hold of a wrapped Response collected unread. Made on first use:
+// some hosts have no FinalizationRegistry, or forbid work at module scope.
+let collected;
+function collectedRegistry() {
+  if (collected === undefined) {
+    collected = typeof FinalizationRegistry === "function" ? new FinalizationRegistry((free) => free()) : null;
+  }
+  return collected;
+}
+// Holds `release(id)` until the body of `response` is done: read to the end,
+// cancelled, errored, or (workerd) its client went away; or until no chunk
+// moved through it for idleMs (an origin gone silent, or a consumer that
+// stopped reading: backpressure stalls the pipe); or, with `wrap`, until the
+// returned Response is collected unread. Returns the body as a new stream
+// (`wrap`: in a copy of the Response), null for a response without a body
+// (released at once). release(id) runs exactly once, also when this throws.
+export function holdBody(holder, response, idleMs, host, idleReason, release, id, wrap) {
+  let done = false;
+  const once = () => {
+    if (done) return false;
+    done = true;
+    release(id);
+    return true;
+  };
+  try {
+    const body = response.body;
+    if (body === null) {
+      once();
+      return wrap ? response : null;
+    }
+    return pipeHeld(holder, response, body, idleMs, host, idleReason, once, wrap);
+  } catch (error) {
+    once();
+    throw error;
+  }
+}
+// The declared length a relayed body keeps (FixedLengthStream): its
+// content-length, unless it was decoded on the way (content-encoding).
+function declaredLength(headers) {
+  if (headers.get("content-encoding") !== null) return -1;
+  const length = Number(headers.get("content-length")?.trim() || NaN);
+  return Number.isSafeInteger(length) && length >= 0 ? length : -1;
+}
+function pipeHeld(holder, response, body, idleMs, host, idleReason, release, wrap) {
+  const key = {};
+  const registry = wrap ? collectedRegistry() : null;
+  let last = monotonicNow();
+  // The controllers of the streams we own, errored to cut the body.
+  const controllers = [];
+  let timer;
+  const finish = () => {
+    if (!release()) return false;
+    clearTimeout(timer);
+    holder.heldBodies--;
+    holder.live.delete(key);
+    registry?.unregister(key);
+    return true;
+  };
+  // Errors the streams we own: the pipe then cancels the origin's body
+  // without waiting for a write the consumer never takes.
+  const cut = (reason) => {
+    for (const controller of controllers) {
+      try {
+        controller.error(reason);
+      } catch {
+        // already done, or another request's stream (workerd)
+      }
+    }
+  };
+  const arm = (ms) => {
+    timer = setTimeout(expire, ms);
+    // Node.js: an idle body must not keep the process alive on its own.
+    timer?.unref?.();
+  };
+  // One timer per body, re-armed lazily from the time of the last chunk.
+  // (Called by the sweep too: it must not throw.)
+  const expire = () => {
+    try {
+      const quiet = monotonicNow() - last;
+      if (quiet < idleMs) {
+        holder.nextCheck = Math.min(holder.nextCheck, last + idleMs);
+        clearTimeout(timer);
+        return arm(Math.max(1, Math.ceil(idleMs - quiet)));
+      }
+      if (!finish()) return;
+      holder.bodyTimeouts++;
+      cut(idleReason ? idleReason(idleMs) : new Error(`response body idle for ${idleMs} ms`));
+    } catch {
+      // a host that refused the timer, or a reason that threw: the hold is
+      // freed (or left to the next sweep) all the same
+    }
+  };
+  const moved = () => {
+    last = monotonicNow();
+  };
+  holder.heldBodies++;
+  holder.live.set(key, expire);
+  try {
+    return relay(response, body, host, moved, controllers, finish, cut, () => {
+      holder.nextCheck = Math.min(holder.nextCheck, last + idleMs);
+      arm(idleMs);
+    }, wrap, registry, key);
+  } catch (error) {
+    finish();
+    throw error;
+  }
+}
+// Pipes `body` into a stream of ours and returns its readable side, or a
+// Response of it (`wrap`).
+function relay(response, body, host, moved, controllers, finish, cut, start, wrap, registry, key) {
+  let source = body;
+  let out;
+  if (!wrap && typeof IdentityTransformStream === "function") {
+    // workerd, a body for the client: a pipe into workerd's own stream fails
+    // when the client goes away. A declared length is kept, so a client can
+    // tell a body cut short. (A Response for user code keeps a JavaScript
+    // stream: workerd cannot pipe one of its streams into another, as code
+    // relaying the body through an IdentityTransformStream does. Under
+    // waitUntil its pipe still settles once workerd drops a vanished
+    // client's response.)
+    const length = declaredLength(response.headers);
+    out = length >= 0 && typeof FixedLengthStream === "function" ? new FixedLengthStream(length) : new IdentityTransformStream();
+    const watch = { start: (c) => void controllers.push(c), transform: (chunk, c) => (moved(), c.enqueue(chunk)) };
+    source = body.pipeThrough(new TransformStream(watch));
+  } else {
+    out = handOver(moved, controllers, finish);
+  }
+  const piped = source.pipeTo(out.writable).then(finish, finish);
+  try {
+    host?.waitUntil?.(piped);
+  } catch {
+    // outside a request (workerd), or a context that refuses: the timer and
+    // the sweep still end the hold
+  }
+  start();
+  if (!wrap) return out.readable;
+  const { status, statusText, headers } = response;
+  const wrapped = new Response(out.readable, { status, statusText, headers });
+  // Unread and unreachable: free the hold now rather than at the timeout.
+  registry?.register(wrapped, () => finish() && cut(new Error("response collected unread")), key);
+  return wrapped;
+}
+// A writable and a readable through which a chunk passes only when the
+// consumer reads it (highWaterMark 0 on the readable side): the pipe of an
+// unread body never ends, where a buffering one would end for a small body
+// with nothing read. The writable takes one chunk ahead (with 0, pipeTo would
+// never write). The body's end or cancel frees the hold before the consumer
+// hears of it (Chromium calls no cancel hook of a TransformStream's). A cut
+// (an errored controller) also wakes the waiting write, which then fails:
+// until it does, the pipe cannot cancel the origin's body.
+function handOver(moved, controllers, finish) {
+  let pulled;
+  let demand = new Promise((resolve) => (pulled = resolve));
+  let reading;
+  let writing;
+  const writable = new WritableStream({
+    start: (c) => void (writing = c),
+    async write(chunk) {
+      await demand;
+      demand = new Promise((resolve) => (pulled = resolve));
+      reading.enqueue(chunk);
+      moved();
+    },
+    close: () => void (finish(), reading.close()),
+    abort: (reason) => void (finish(), reading.error(reason)),
+  }, { highWaterMark: 1 });
+  const readable = new ReadableStream({
+    start: (c) => void (reading = c),
+    pull: () => pulled(),
+    cancel: (reason) => void (finish(), writing.error(reason), pulled()),
+  }, { highWaterMark: 0 });
+  controllers.push(writing, reading, { error: () => pulled() });
+  return { readable, writable };
 }

@@ -28,3 +28,11 @@ pub fn hold(permit: Permit) -> f64 {
 pub fn with_release<T>(f: impl FnOnce(&JsValue) -> T) -> T {
     RELEASE.with(|release| f(release.as_ref()))
 }
+
+/// Keeps `permit` until `value` (a promise or any value) settles, fulfilled
+/// or rejected; at once if `Promise.resolve(value)` throws. Never throws.
+pub fn hold_until_settled(permit: Permit, value: &JsValue) {
+    let id = hold(permit);
+    // The release ignores watchSettled's outcome arguments.
+    with_release(|release| crate::host::js::watch_settled(value, id, release));
+}

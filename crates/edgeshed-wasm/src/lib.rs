@@ -12,6 +12,7 @@
 //! | [`settled`] | [`Settled`](settled::Settled): a promise's outcome as a future |
 //! | [`abort`] | [`Aborted`](abort::Aborted): an `AbortSignal` as a future |
 //! | [`held`] | permits held on behalf of JavaScript until it calls back |
+//! | [`body`] | a response body that holds a permit until it is done |
 //! | [`fetch`] | the host's `fetch`, without throwing through a poll |
 //! | [`race`] | [`or_never`](race::or_never): an optional future for `select` |
 //!
@@ -70,6 +71,7 @@
 //! ```
 
 pub mod abort;
+pub mod body;
 pub mod clock;
 pub mod fetch;
 pub mod held;

@@ -2,7 +2,6 @@
 //! is done (see `holdUntilBodyDone` in glue.js).
 
 use super::{abandon, begin, deadline_of, finish_admission};
-use crate::bodies::with_signal;
 use crate::counters::CallCounters;
 use crate::options::call_options;
 use crate::sampling::{ending_of, Running};
@@ -45,7 +44,7 @@ pub(crate) fn fetch(
         let running = Running::new(permit, counters.sampler.as_ref());
         let controller = deadline.map(|_| AbortController::new()).transpose()?;
         let init = match &controller {
-            Some(controller) => with_signal(&init, &controller.signal())?,
+            Some(controller) => edgeshed_wasm::fetch::with_signal(&init, &controller.signal())?,
             None => init,
         };
         // An abort of the caller's signal reaches the fetch through

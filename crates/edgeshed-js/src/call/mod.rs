@@ -30,7 +30,6 @@ use futures_util::future::{select, Either};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use crate::host::release_on_settle;
 /// The absolute deadline of a call that starts now.
 fn deadline_of(options: &CallOptions) -> Option<Instant> {
     options.deadline.map(|budget| JsClock.now() + budget)
@@ -154,6 +153,5 @@ async fn finish_admission(
 /// until `work` (a promise or value) settles, and the call is counted.
 fn abandon(permit: Permit, work: &JsValue, counters: &CallCounters) {
     CallCounters::bump(&counters.abandoned);
-    let id = edgeshed_wasm::held::hold(permit);
-    edgeshed_wasm::held::with_release(|release| release_on_settle(work, id, release));
+    edgeshed_wasm::held::hold_until_settled(permit, work);
 }

@@ -45,9 +45,47 @@ extern "C" {
     #[wasm_bindgen(js_name = offAbort)]
     pub(crate) fn off_abort(signal: &AbortSignal, listener: &JsValue);
 
+    /// The response bodies one holder holds (`glue.js`): their counts, and
+    /// each one's expiry check for the sweep.
+    #[derive(Debug)]
+    pub(crate) type BodyHolder;
+    /// `{ heldBodies: 0, bodyTimeouts: 0, ... }`.
+    #[wasm_bindgen(js_name = bodyHolder)]
+    pub(crate) fn body_holder() -> BodyHolder;
+    /// Bodies held now.
+    #[wasm_bindgen(method, getter, js_name = heldBodies)]
+    pub(crate) fn held_bodies(this: &BodyHolder) -> f64;
+    /// Bodies cut because no chunk moved through them for their timeout.
+    #[wasm_bindgen(method, getter, js_name = bodyTimeouts)]
+    pub(crate) fn body_timeouts(this: &BodyHolder) -> f64;
+    /// Expires the holder's bodies idle for their timeout; returns how many
+    /// are still held.
+    #[wasm_bindgen(js_name = sweepBodies)]
+    pub(crate) fn sweep_bodies(holder: &BodyHolder) -> f64;
+    /// Pipes `response`'s body so that `release(id)` runs once, when it is
+    /// done (see `body.rs`); returns the new body (`wrap`: in a copy of the
+    /// response), or null for none. A synchronous throw (after
+    /// `release(id)` ran) becomes `Err`.
+    #[wasm_bindgen(js_name = holdBody, catch)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn hold_body(
+        holder: &BodyHolder,
+        response: &JsValue,
+        idle_ms: f64,
+        host: &JsValue,
+        idle_reason: &JsValue,
+        release: &JsValue,
+        id: f64,
+        wrap: bool,
+    ) -> Result<JsValue, JsValue>;
+
     /// The host's `fetch(input, init)`; a synchronous throw becomes `Err`.
     #[wasm_bindgen(js_name = globalFetch, catch)]
     pub fn global_fetch(input: &JsValue, init: &JsValue) -> Result<js_sys::Promise, JsValue>;
+    /// A copy of `init` whose `signal` also aborts when `signal` does (with
+    /// `AbortSignal.any` if `init` has a signal); a throw becomes `Err`.
+    #[wasm_bindgen(js_name = withSignal, catch)]
+    pub fn with_signal(init: &JsValue, signal: &AbortSignal) -> Result<JsValue, JsValue>;
 }
 
 #[wasm_bindgen]

@@ -88,48 +88,9 @@ export function makeResponse(status, body, lines) {
 }
 
 // --- src/handler/proxy/held.rs ---
-export function pipeHeld(body, release, ctx, length, idleMs) {
-  // Piping into a workerd stream inside waitUntil settles both when the body
-  // ends and when the client goes away, so the permits always come back (a
-  // pull/cancel wrapper misses client disconnects in workerd). A declared
-  // length is kept (FixedLengthStream), so a client can tell a body the
-  // origin cut short; an origin silent for idleMs between chunks is cut off,
-  // so a stalled body cannot hold its permits for ever.
-  const { readable, writable } =
-    length >= 0 ? new FixedLengthStream(length) : new IdentityTransformStream();
-  let released = false;
-  const free = () => {
-    if (!released) {
-      released = true;
-      release();
-    }
-  };
-  const idle = new AbortController();
-  let timer;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      // The abort may wait for a write the vanished client never takes:
-      // the permits go back now, not when the pipe finally settles.
-      free();
-      idle.abort(new Error("origin body stalled"));
-    }, idleMs);
-  };
-  arm();
-  const watched = body.pipeThrough(
-    new TransformStream({
-      transform(chunk, controller) {
-        arm();
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-  const done = watched
-    .pipeTo(writable, { signal: idle.signal })
-    .finally(() => clearTimeout(timer))
-    .then(free, free);
-  if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(done);
-  return readable;
+// The reason a proxied body whose origin went silent is cut with.
+export function originStalled() {
+  return new Error("origin body stalled");
 }
 
 // --- src/handler/convert.rs ---

@@ -58,6 +58,11 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/handler/glue.js")]
 extern "C" {
+    // --- src/handler/proxy/held.rs ---
+    /// `() => Error("origin body stalled")`: what a body whose origin sat
+    /// silent for the origin's timeout is cut with.
+    #[wasm_bindgen(thread_local_v2, js_name = originStalled)]
+    pub(crate) static ORIGIN_STALLED: JsValue;
     // --- src/handler/convert.rs ---
     /// A plain copy of the binding (objects, arrays, scalars; at most 32
     /// levels deep); throws the message of a configuration error.

@@ -1,62 +1,43 @@
 //! A proxied body that holds the request's permits until it has streamed
-//! (or the client went away): piped in JavaScript under `ctx.waitUntil`
-//! (`pipeHeld`, glue.js), which calls `release` once, when it settles.
+//! (or the client went away, or the origin went silent): edgeshed-wasm's
+//! [`body`](edgeshed_wasm::body) primitive, its pipe under `ctx.waitUntil`.
 
+use crate::handler::host::ORIGIN_STALLED;
+use edgeshed_wasm::body::{Hold, Holder};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/handler/glue.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = pipeHeld, catch)]
-    fn pipe_held(
-        body: &web_sys::ReadableStream,
-        release: JsValue,
-        ctx: &JsValue,
-        length: f64,
-        idle_ms: f64,
-    ) -> Result<web_sys::ReadableStream, JsValue>;
-}
-
 thread_local! {
-    static HELD_BODIES: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+    /// Every proxied body of this isolate.
+    static BODIES: Holder = Holder::new();
 }
 
 /// Proxied bodies still holding their permits (diagnostics).
 pub(crate) fn held_bodies() -> usize {
-    HELD_BODIES.with(core::cell::Cell::get)
+    BODIES.with(|bodies| bodies.held_bodies() as usize)
 }
 
 /// The body of `response` (if any) as a stream that keeps `permits` until
-/// it ends, is cancelled or stays idle for `idle`; the response's declared
-/// length is kept unless the body was decoded on the way.
+/// it ends, is cancelled, its client goes away or no chunk moves through it
+/// for `idle`; the response's declared length is kept unless the body was
+/// decoded on the way.
 pub(super) fn hold<P: 'static>(
     response: &web_sys::Response,
     permits: P,
     ctx: &JsValue,
     idle: core::time::Duration,
 ) -> Result<Option<web_sys::ReadableStream>, JsValue> {
-    let Some(body) = response.body() else {
-        return Ok(None);
-    };
-    HELD_BODIES.with(|held| held.set(held.get() + 1));
-    let release = Closure::once_into_js(move || {
-        HELD_BODIES.with(|held| held.set(held.get().saturating_sub(1)));
-        drop(permits);
-    });
-    let declared = response.headers();
-    let length = match declared.get("content-encoding").ok().flatten() {
-        Some(_) => None,
-        None => declared
-            .get("content-length")
-            .ok()
-            .flatten()
-            .and_then(|value| value.trim().parse::<u64>().ok()),
-    };
-    pipe_held(
-        &body,
-        release,
-        ctx,
-        length.map_or(-1.0, |n| n as f64),
-        idle.as_millis() as f64,
-    )
-    .map(Some)
+    let idle_ms = u32::try_from(idle.as_millis()).unwrap_or(u32::MAX);
+    ORIGIN_STALLED.with(|idle_reason| {
+        let hold = Hold {
+            idle_ms,
+            host: ctx,
+            idle_reason,
+        };
+        BODIES.with(|bodies| {
+            bodies.sweep();
+            bodies
+                .hold_body(response, permits, &hold)
+                .map(|body| body.map(JsCast::unchecked_into))
+        })
+    })
 }
