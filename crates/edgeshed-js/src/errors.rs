@@ -9,16 +9,16 @@
 //! (measured, see `docs/benchmarks-log-2026.md`, "Shed path: no strings out
 //! of the wasm per rejection").
 
+use crate::host::{
+    call_site, deadline_error_at, error_with_status, overloaded_error_at, rate_limited_error_at,
+    rate_limited_rejection, shed_rejection,
+};
 use core::time::Duration;
 use edgeshed::admission::{Admission, AdmitError, Criticality, Policy, Reserve};
 use edgeshed::error::{OverloadCause, Overloaded, RateLimited};
 use edgeshed_wasm::clock::JsClock;
 use wasm_bindgen::prelude::*;
 
-use crate::host::{
-    call_site, deadline_error_at, error_with_status, overloaded_error_at, rate_limited_error_at,
-    rate_limited_rejection, shed_rejection,
-};
 /// Milliseconds as the `u32` the messages show.
 fn millis(duration: Duration) -> u32 {
     u32::try_from(duration.as_millis()).unwrap_or(u32::MAX)

@@ -3,6 +3,7 @@
 use crate::counters::CallCounters;
 use crate::errors::type_error;
 use crate::host::checked_limit;
+use crate::host::stats_object;
 use crate::options::{limiter_options, LimitOption};
 use crate::sampling::Sampler;
 use edgeshed::admission::{Admission, Criticality};
@@ -125,7 +126,6 @@ impl Limiter {
     }
 }
 
-use crate::host::stats_object;
 /// What `run`, `fetch` and `stats` return to JavaScript: always `Ok`.
 ///
 /// A `Result` makes wasm-bindgen return several values from the wasm export,

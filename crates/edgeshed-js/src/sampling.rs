@@ -19,13 +19,13 @@
 //! Each sample is fed to the algorithm *before* the call's permit is
 //! returned, so a lowered limit applies to the very permit coming back.
 
+use crate::host::ending_code;
 use core::cell::RefCell;
 use edgeshed::limit::adaptive::{AnyLimit, Controller, Ending, Started};
 use edgeshed::semaphore::{Permit, Semaphore};
 use edgeshed_wasm::clock::JsClock;
 use wasm_bindgen::prelude::*;
 
-use crate::host::ending_code;
 /// The [`Ending`] of a call that settled with `value`: a rejection reason,
 /// or a fetch's `Response`.
 pub(crate) fn ending_of(value: &JsValue) -> Ending {

@@ -3,6 +3,7 @@
 use super::{abandon, begin, deadline_of, finish_admission, Admitting};
 use crate::counters::CallCounters;
 use crate::errors::{type_error, Caller};
+use crate::host::{release_when_settled, settle_holding};
 use crate::options::{call_options, CallOptions};
 use crate::sampling::{ending_of, Running};
 use edgeshed::admission::Admission;
@@ -19,7 +20,6 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortController;
 
-use crate::host::{release_when_settled, settle_holding};
 /// `limiter.run(task, options)`.
 pub(crate) fn run(
     admission: &Admission<JsClock>,

@@ -9,9 +9,9 @@
 //! range is judged by the one deserializer, [`Config::from_deserializer`].
 
 use crate::config::{Config, ConfigError};
+use crate::handler::host::plain_copy;
 use wasm_bindgen::prelude::*;
 
-use crate::handler::host::plain_copy;
 /// The configuration in `env.EDGESHED`, an object or a JSON string. A
 /// missing or unreadable binding is an error: the gateway fails closed.
 pub(crate) fn read_config(env: &JsValue) -> Result<Config, ConfigError> {

@@ -7,6 +7,7 @@ use super::global::Global;
 use super::origin::OriginRuntime;
 use super::route::RouteRuntime;
 use crate::config::{Config, ConfigError};
+use crate::handler::host::log_error;
 use crate::metrics::{Histogram, RouteMetrics, ScopeMetrics};
 use core::cell::{Cell, Ref, RefCell};
 use edgeshed::admission::Admission;
@@ -14,7 +15,6 @@ use edgeshed_wasm::JsClock;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-use crate::handler::host::log_error;
 /// Configuration, limiters and metrics of this isolate.
 pub(crate) struct Gateway {
     pub(crate) config: Config,

@@ -29,6 +29,7 @@ mod proxy;
 mod respond;
 mod route;
 
+use crate::handler::host::wait_until;
 use edgeshed::time::Clock;
 use edgeshed_wasm::JsClock;
 use gateway::Gateway;
@@ -103,7 +104,6 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
     spawned.promise
 }
 
-use crate::handler::host::wait_until;
 async fn route(
     request: web_sys::Request,
     env: JsValue,

@@ -2,6 +2,7 @@
 
 pub(crate) use crate::failure::error_json;
 use crate::failure::{Failure, Scope};
+use crate::handler::host::make_response;
 use crate::metrics::{server_timing, Timing};
 use core::time::Duration;
 use wasm_bindgen::JsValue;
@@ -123,5 +124,3 @@ impl ResponseParts {
         make_response(self.status, &body, &lines)
     }
 }
-
-use crate::handler::host::make_response;

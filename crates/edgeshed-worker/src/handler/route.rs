@@ -5,6 +5,7 @@
 
 use crate::classify::{criticality, key, CRITICALITY_HEADER};
 use crate::config::{Config, ConfigError, KeySource, RateLimit, Route};
+use crate::handler::host::{rate_limit_allows, rate_limiter_of};
 use crate::metrics::RouteMetrics;
 use crate::rate_headers;
 use core::cell::Cell;
@@ -17,7 +18,6 @@ use edgeshed_wasm::settled::Settled;
 use edgeshed_wasm::JsClock;
 use wasm_bindgen::prelude::*;
 
-use crate::handler::host::{rate_limit_allows, rate_limiter_of};
 /// The rate limit of one route in this isolate.
 enum RouteRate {
     /// No `rateLimit`.

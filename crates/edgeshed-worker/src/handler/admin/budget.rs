@@ -2,6 +2,7 @@
 //! budget's lines of `/__edgeshed/metrics`.
 
 use crate::handler::gateway::Gateway;
+use crate::handler::host::fleet_views;
 use crate::handler::respond::ResponseParts;
 use core::fmt::Write;
 use edgeshed::time::Clock;
@@ -10,7 +11,6 @@ use edgeshed_wasm::JsClock;
 use futures_util::future::{select, Either};
 use wasm_bindgen::prelude::*;
 
-use crate::handler::host::fleet_views;
 /// How long the fleet view waits for the objects.
 const VIEW_TIMEOUT_MS: f64 = 2_000.0;
 

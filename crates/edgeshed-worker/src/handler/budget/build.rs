@@ -3,10 +3,10 @@
 use super::state::OriginBudget;
 use crate::budget::HolderConfig;
 use crate::config::{Config, ConfigError};
+use crate::handler::host::{log_warning, namespace_of};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-use crate::handler::host::{log_warning, namespace_of};
 /// Every origin's budget, in `config.origins` order (`None`: no budget).
 /// A budget whose binding is not a namespace in `env` is a configuration
 /// error naming `origins.<name>.budget.binding`.

@@ -3,11 +3,11 @@
 
 use super::state::{now_ms, OriginBudget};
 use crate::budget::Grant;
+use crate::handler::host::{call_lease, call_watch, later, new_holder_id};
 use core::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-use crate::handler::host::{call_lease, call_watch, later, new_holder_id};
 thread_local! {
     /// This isolate's holder id, made on first use.
     static HOLDER_ID: RefCell<Option<Rc<str>>> = const { RefCell::new(None) };

@@ -4,13 +4,13 @@
 use crate::config::FanOutCall;
 use crate::failure::Failure;
 use crate::gate::AdmissionGate;
+use crate::handler::host::{cancel_body, read_text_limited, too_large};
 use crate::handler::origin::{CallError, CallPlan, OriginRuntime, Outgoing};
 use core::time::Duration;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::JsClock;
 use wasm_bindgen::prelude::*;
 
-use crate::handler::host::{cancel_body, read_text_limited, too_large};
 /// What one origin call produced.
 pub(super) struct Outcome {
     pub(super) result: Result<JsValue, Failure>,

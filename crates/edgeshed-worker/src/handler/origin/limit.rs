@@ -3,6 +3,7 @@
 //! (cancelled) or its limit passes.
 
 use crate::failure::Failure;
+use crate::handler::host::try_abort;
 use core::pin::Pin;
 use core::time::Duration;
 use edgeshed::time::{Clock, Instant};
@@ -14,7 +15,6 @@ use futures_util::future::{select, Either};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortController;
 
-use crate::handler::host::try_abort;
 /// Aborts the fetch when dropped, unless the call completed.
 pub(crate) struct AbortOnDrop(Option<AbortController>);
 
