@@ -77,8 +77,12 @@ where they cannot shed). "p-queue (timeout)": p-queue with a per-task timeout, t
 
 ${table(["edgeshed / peer", ...paths], rows)}
 
-Memory (case 4): ${mem} (goal ≤ 292 B). tower-on-wasm (\`benches/tower-wasm/\`) was not built in this run;
-its last figures, on an older build, are in the log ("Issue 6 goals: which hold").
+Memory (case 4): ${mem} (goal ≤ 292 B).${
+    summary["tower-on-wasm"]
+      ? ""
+      : ` tower-on-wasm (\`benches/tower-wasm/\`) was not built in this run;
+its last figures, on an older build, are in the log ("Issue 6 goals: which hold").`
+  }
 
 ${source("node.json")}
 `;
