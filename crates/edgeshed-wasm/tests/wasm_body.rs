@@ -84,20 +84,15 @@ async fn a_body_no_chunk_moves_through_is_cut_after_its_idle_timeout() {
         idle_reason: &reason,
     };
     // One the consumer never reads, one whose origin goes silent.
-    let unread = holder
-        .hold_response(
-            &response("never read", true),
-            semaphore.try_acquire().unwrap(),
-            &hold,
-        )
-        .unwrap();
-    let silent = holder
-        .hold_response(
-            &response("then silence", false),
-            semaphore.try_acquire().unwrap(),
-            &hold,
-        )
-        .unwrap();
+    let [unread, silent] = [("never read", true), ("then silence", false)].map(|(text, ends)| {
+        holder
+            .hold_response(
+                &response(text, ends),
+                semaphore.try_acquire().unwrap(),
+                &hold,
+            )
+            .unwrap()
+    });
     let read = failure(&silent);
     assert_eq!(JsFuture::from(read).await.unwrap(), "idle 30");
     wait(60.0).await;
