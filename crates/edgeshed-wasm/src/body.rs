@@ -1,27 +1,29 @@
 //! Response bodies that hold a permit until they are done: one primitive
 //! for the npm package's `Limiter.fetch` and for a gateway's proxied bodies.
 //!
-//! The body is piped (in JavaScript, `glue.js` `holdBody`) into a stream of
-//! ours, which is what the caller hands on: for a body sent to the client
-//! on workerd ([`Holder::hold_body`]) a `FixedLengthStream` (the declared
-//! length kept) or an `IdentityTransformStream`, whose pipe fails when the
-//! client goes away; elsewhere, and for a `Response` handed to user code
+//! The body is relayed (in JavaScript, `glue.js` `holdBody`) through a
+//! stream of ours, which is what the caller hands on: for a body sent to the
+//! client on workerd ([`Holder::hold_body`]) a pipe into a
+//! `FixedLengthStream` (the declared length kept) or an
+//! `IdentityTransformStream`, whose pipe fails when the client goes away;
+//! elsewhere, and for a `Response` handed to user code
 //! ([`Holder::hold_response`]: workerd cannot pipe one of its own streams
-//! into another), a `TransformStream` that lets a chunk through only when
-//! the consumer reads it, so an unread body keeps its permit. The permit
+//! into another), a stream that reads one chunk of the origin's body each
+//! time the consumer reads, so an unread body keeps its permit. The permit
 //! comes back once, when the first of these happens:
 //!
 //! - the body has been read to the end, was cancelled, or errored;
 //! - on workerd, its client went away;
 //! - no chunk moved through it for the idle timeout: the origin went silent,
-//!   or the consumer stopped reading (backpressure stalls the pipe). The
+//!   or the consumer stopped reading (nothing is read from the origin then). The
 //!   body is then errored with the caller's reason and the origin's stream
 //!   cancelled, counted in [`Holder::idle_timeouts`];
 //! - ([`Holder::hold_response`]) its `Response` was garbage-collected unread.
 //!
 //! On workerd, pass the request's context (`ctx`, or any object with a
 //! `waitUntil` method) as [`Hold::host`]: the pipe then runs under
-//! `waitUntil`, and sees the client go away after the response is returned.
+//! `waitUntil` (the relay's end, for a `Response`), and sees the client go
+//! away after the response is returned.
 //! A body's timer dies with its request: call [`Holder::sweep`] on later
 //! calls, which expires the bodies idle too long.
 
