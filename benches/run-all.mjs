@@ -9,6 +9,7 @@
 //
 //   1. native core      cargo bench --bench core            (benches/core/)
 //   2. Node.js          node --expose-gc benches/node/limiter.bench.mjs
+//   2b. Node.js fetch   node --expose-gc benches/node/fetch.mjs
 //   3. size/start-up    node benches/size.mjs
 //   4. workerd e2e      node benches/e2e/run.mjs
 //   5. workerd CPU      node benches/e2e/cpu.mjs
@@ -80,6 +81,9 @@ if (!SKIP.has("node")) {
   // Every peer the Node bench measures (p-queue and cockatiel only when
   // installed, see benches/node/peers.mjs; tower-on-wasm when built).
   run("2. Node.js: Limiter vs p-limit, p-queue, cockatiel bulkhead, tower-on-wasm", process.execPath, ["--expose-gc", "benches/node/limiter.bench.mjs", ...quick, ...before, "--json", join(out, "node.json")]);
+}
+if (!SKIP.has("fetch")) {
+  run("2b. Node.js: Limiter.fetch vs fetch (undici)", process.execPath, ["--expose-gc", "benches/node/fetch.mjs", ...quick, ...before, "--json", join(out, "node-fetch.json")]);
 }
 if (!SKIP.has("size")) run("3. size and start-up", process.execPath, ["benches/size.mjs", ...quick, "--json", join(out, "size.json")]);
 if (!SKIP.has("e2e")) run("4. end to end on workerd", process.execPath, ["benches/e2e/run.mjs", ...quick, "--json", join(out, "e2e.json")]);

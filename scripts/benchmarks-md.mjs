@@ -88,6 +88,28 @@ ${source("node.json")}
 `;
 }
 
+function nodeFetch() {
+  const { results, summary } = load("node-fetch.json");
+  const ns = (out, label) => (out[label] ? `${f(out[label].ns / 1000, 0)} µs` : "–");
+  const rows = Object.entries(summary).map(([path, r]) => [
+    path,
+    ns(results[path], "fetch (undici)"),
+    ns(results[path], "edgeshed Limiter.fetch"),
+    `**${f(r.overPlain)}**`,
+    r.overBefore == null ? "–" : `**${f(r.overBefore)}**`,
+  ]);
+  return `## Node.js: \`Limiter.fetch\` against \`fetch\`
+
+\`benches/node/fetch.mjs\`: a body read to its end through \`Limiter.fetch\` (limit 8; its permit held until the
+last chunk is read) against Node's own \`fetch\`, from a node:http origin on 127.0.0.1 in a child process; on-CPU
+time of the client's thread per fetch; "before": the build of 37a507e in the same rounds.
+
+${table(["body, concurrency", "fetch", "Limiter.fetch", "Limiter.fetch / fetch", "Limiter.fetch / before"], rows)}
+
+${source("node-fetch.json")}
+`;
+}
+
 function size() {
   const { sizes, node: startup, workerd } = load("size.json");
   const kib = (r, key) => (r[key] != null ? f(r[key] / 1024, 1) : f(r[`${key}KiB`], 1));
@@ -216,9 +238,10 @@ None of these benches is part of the test command.
 ## Running the benches
 
 \`\`\`sh
-node benches/run-all.mjs                     # every bench: native, node, size, e2e, cpu, fleet
+node benches/run-all.mjs                     # every bench: native, node, fetch, size, e2e, cpu, fleet
 node benches/run-all.mjs --quick             # a smoke run of each
-node benches/run-all.mjs --skip native,e2e   # any of: native, node, size, e2e, cpu, fleet, tower
+node benches/run-all.mjs --skip native,e2e   # any of: native, node, fetch, size, e2e, cpu, fleet, tower
+node benches/run-all.mjs --before 37a507e    # also that commit's build, in the same rounds (node, fetch, cpu)
 node benches/run-all.mjs --build             # rebuild pkg/, dist/worker/ and benches/tower-wasm/pkg/ first
 \`\`\`
 
@@ -263,7 +286,7 @@ Each takes \`--json FILE\`; to add its table, commit the file under \`benches/re
 `;
 
 export function render() {
-  return [HEAD, core(), node(), size(), e2e(), cpu(), nodeSim(), budget(), nodeClasses(), classes(), TAIL].join("\n");
+  return [HEAD, core(), node(), nodeFetch(), size(), e2e(), cpu(), nodeSim(), budget(), nodeClasses(), classes(), TAIL].join("\n");
 }
 
 const text = render();
