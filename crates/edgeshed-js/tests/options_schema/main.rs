@@ -94,3 +94,43 @@ fn the_table_names_what_the_faces_validate() {
     };
     assert_eq!(values, ["critical", "default", "sheddable"]);
 }
+
+#[test]
+fn the_hand_written_types_state_the_table_s_ranges() {
+    use edgeshed::options_schema::{integer_range, LIMITER, SET_LIMIT};
+    // typescript.rs keeps the structural types (which key goes with which)
+    // by hand; the ranges their docs state are the table's.
+    let types =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/typescript.rs"))
+            .expect("read src/typescript.rs");
+    let english = |n: u64| {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (at, digit) in digits.chars().enumerate() {
+            if at > 0 && (digits.len() - at) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(digit);
+        }
+        out
+    };
+    let stated = |doc: &str, min: u64, max: u64| {
+        let text = format!("{doc} ({} to {})", english(min), english(max));
+        assert!(types.contains(&text), "typescript.rs should say \"{text}\"");
+    };
+    let (min, max) = integer_range(LIMITER, "maxInFlight").expect("maxInFlight's range");
+    stated("Most calls running at once", min, max);
+    let (min, max) = integer_range(LIMITER, "maxQueue").expect("maxQueue's range");
+    stated("Most calls waiting for a slot", min, max);
+    // With a queue, queueTimeoutMs must be at least 1 (a rule across keys).
+    let (_, max) = integer_range(LIMITER, "queueTimeoutMs").expect("queueTimeoutMs' range");
+    stated("Longest wait in the queue, in ms", 1, max);
+    let edgeshed::options_schema::Kind::Integer { min, max } = SET_LIMIT.kind else {
+        panic!("SET_LIMIT is not an integer");
+    };
+    let text = format!("an integer from {} to {}", english(min), english(max));
+    assert!(
+        types.contains(&text),
+        "typescript.rs should say \"{text}\" for setLimit"
+    );
+}
