@@ -103,17 +103,7 @@ fn the_hand_written_types_state_the_table_s_ranges() {
     let types =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/typescript.rs"))
             .expect("read src/typescript.rs");
-    let english = |n: u64| {
-        let digits = n.to_string();
-        let mut out = String::new();
-        for (at, digit) in digits.chars().enumerate() {
-            if at > 0 && (digits.len() - at) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(digit);
-        }
-        out
-    };
+    let english = ts::grouped;
     let stated = |doc: &str, min: u64, max: u64| {
         let text = format!("{doc} ({} to {})", english(min), english(max));
         assert!(types.contains(&text), "typescript.rs should say \"{text}\"");

@@ -149,7 +149,7 @@ fn describe(spec: &OptionSpec) -> String {
 }
 
 /// 1000000 as `1,000,000`.
-fn grouped(n: u64) -> String {
+pub(crate) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (at, digit) in digits.chars().enumerate() {
