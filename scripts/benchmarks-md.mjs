@@ -181,25 +181,24 @@ ${source("cpu.json")}
 }
 
 function nodeSim() {
-  const part = (name) => {
-    const { meta, phases, rows } = load(name);
-    const body = rows.map((r) => [
-      r.algorithm === "fixed" ? "fixed (maxInFlight 6)" : r.algorithm,
+  const runs = ["node-sim.json", "node-sim-sigma-0.02.json"].map(load);
+  const { meta, phases } = runs[0];
+  const body = runs.flatMap(({ meta: { sigma }, rows }) =>
+    rows.map((r) => [
+      `${r.algorithm === "fixed" ? "fixed (maxInFlight 6)" : r.algorithm}, σ ${sigma}`,
       ...r.byPhase.map((p) => `${f(p.goodput, 0)}/s (**${f(p.fraction)}**) · ${f(p.p99, 0)} ms · ${f(p.limit, 1)}`),
-    ]);
-    return `Origin σ ${meta.sigma}:\n\n${table(["limit", ...phases.map((p) => `${p}: goodput (of capacity) · admitted p99 · settled limit`)], body)}\n\n${source(name)}`;
-  };
-  const { meta } = load("node-sim.json");
+    ]),
+  );
   return `## Node simulation of the adaptive limits
 
 \`benches/adaptive/node-sim.mjs\`: the dashboard's simulation (\`www/sim.js\`) in Node.js with the wasm \`Limiter\`,
 one lane per limit fed the same Poisson arrivals (${meta.load}× the first capacity), each against its own origin
-of ${meta.capacity} slots × ${meta.latencyMs} ms (log-normal), halved after ${meta.seconds / 2} s; every lane
-\`maxQueue\` ${meta.policy.maxQueue}, \`queueTimeoutMs\` ${meta.policy.queueTimeoutMs}, \`deadlineMs\` ${meta.policy.deadlineMs}.
+of ${meta.capacity} slots × ${meta.latencyMs} ms (log-normal, σ the spread of its service times), halved after
+${meta.seconds / 2} s; every lane \`maxQueue\` ${meta.policy.maxQueue}, \`queueTimeoutMs\` ${meta.policy.queueTimeoutMs}, \`deadlineMs\` ${meta.policy.deadlineMs}.
 
-${part("node-sim.json")}
+${table(["limit, origin σ", ...phases.map((p) => `${p}: goodput (of capacity) · admitted p99 · settled limit`)], body)}
 
-${part("node-sim-sigma-0.02.json")}
+${source("node-sim.json", "node-sim-sigma-0.02.json")}
 `;
 }
 
@@ -269,19 +268,18 @@ ${source("node-criticality.json", "node-rate.json")}
 /** Issues 23 and 24 on workerd: the criticality flood, codel against fifo, the noisy tenant. */
 function classes() {
   const parts = ["criticality.json", "codel.json", "tenants.json"].map(
-    (name) => `${renderBench(load(name))}\n${source(name)}\n`,
+    (name) => `${renderBench(load(name), { brief: true })}\n\n${source(name)}\n`,
   );
   return `## workerd: criticality, codel and the noisy tenant\n\n${parts.join("\n")}`;
 }
 
 const TAIL = `## Benches with no figures here yet
 
-- \`node benches/e2e/fleet.mjs\`: three gateway isolates, per-isolate limits against the fleet budget.
-- \`node benches/adaptive/node-sim.mjs --limiters 3\`: independent limiters in front of one simulated origin.
-- \`node benches/e2e/rss.mjs\`: workerd RSS growth and shed latency per level (last figures 2026-11-30 in the log).
-- \`node benches/soak/soak.mjs\`: the soak; its 10 s form runs in the test command (suite \`soak_smoke\`).
-
-Each takes \`--json FILE\`; to add its table, commit the file under \`benches/results/\`, give it an entry in
+\`node benches/e2e/fleet.mjs\` (three gateway isolates: per-isolate limits against the fleet budget),
+\`node benches/adaptive/node-sim.mjs --limiters 3\` (independent limiters in front of one simulated origin),
+\`node benches/e2e/rss.mjs\` (workerd RSS growth and shed latency per level; last figures 2026-11-30 in the log) and
+\`node benches/soak/soak.mjs\` (the soak; its 10 s form runs in the test command, suite \`soak_smoke\`). Each takes
+\`--json FILE\`; to add its table, commit the file under \`benches/results/\`, give it an entry in
 \`benches/results/index.json\` and a section in \`scripts/benchmarks-md.mjs\`.
 `;
 

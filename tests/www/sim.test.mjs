@@ -123,7 +123,7 @@ describe("dashboard: simulation mode", () => {
     await page.close();
   });
 
-  test("the algorithm selector builds an adaptive Limiter whose charted limit follows the origin's capacity knob", T, async () => {
+  test("the algorithm selector builds an adaptive Limiter whose charted limit follows the origin's capacity knob", { timeout: 120_000 }, async () => {
     const page = await openPage(browser, WIDE);
     // 16 slots × 1000 / 50 ms = 320 req/s; 900 req/s is ~3× that.
     await load(page, `${www.url}?compare=0&offered=900&capacity=16&maxInFlight=6&algorithm=gradient2&critical=0&sheddable=0`);
@@ -148,21 +148,32 @@ describe("dashboard: simulation mode", () => {
 
     // The origin's capacity drops to 4 mid-run: the limit follows it down to
     // near the 4 slots (at most twice them: 1.3 x 4 plus the dithering of a
-    // real-valued limit and the drains' jitter), and stays there.
+    // real-valued limit and the drains' jitter), and stays there for 3 s of
+    // the chart's samples (one per 100 ms of simulated time) in a row. The
+    // first sample at or below 8 is not yet that: a drain (every limiter's
+    // no-load measurement, at wall-clock multiples of its period) holds the
+    // applied limit at a fixed level for up to ~3 s, below the limit it then
+    // returns to, which a drain that starts as the limit falls leaves above 8
+    // (one CI run saw 8 for 2 s, then 12, 11, 10, ... 6).
     const peak = await page.evaluate(() => Math.max(...window.__edgeshed.sim.limitSeries.limit.filter((v) => v != null)));
     await page.locator("#capacity").fill("4");
-    await until(page, () => window.__edgeshed.sim.lanes.edgeshed.capacity === 4, null, { what: "the origin at 4 slots" });
-    const low = await until(page, () => window.__edgeshed.sim.lanes.edgeshed.limit <= 8 && window.__edgeshed.sim.lanes.edgeshed.limit, null, {
-      what: "the adaptive limit to fall to <= 8 (2 x the 4 slots)",
-      timeout: 30_000,
+    const dropped = await until(page, () => window.__edgeshed.sim.lanes.edgeshed.capacity === 4 && window.__edgeshed.sim.time, null, {
+      what: "the origin at 4 slots",
     });
-    assert.ok(low <= 8 && low < Math.max(high, peak), `${low} <= 8, below max(${high}, ${peak})`);
-    // The next 3 s of the chart's samples (one per 100 ms of simulated time).
-    const from = await page.evaluate(() => ({ t: window.__edgeshed.sim.time, samples: window.__edgeshed.sim.samples }));
-    await until(page, (n) => window.__edgeshed.sim.samples >= n, from.samples + 30, { what: "3 s more of samples" });
-    const settled = await page.evaluate(() => window.__edgeshed.sim.limitSeries);
-    const after = settled.limit.filter((v, i) => v != null && settled.t[i] >= from.t);
-    assert.ok(after.length >= 20 && Math.max(...after) <= 8, `the limit stays near the 4 slots: ${after}`);
+    const low = await until(
+      page,
+      (since) => {
+        const { t, limit } = window.__edgeshed.sim.limitSeries;
+        const last = t.at(-1);
+        const recent = limit.filter((v, i) => v != null && t[i] > since && t[i] >= last - 3);
+        return last - since >= 3 && recent.length >= 25 && Math.max(...recent) <= 8 && { max: Math.max(...recent), last, count: recent.length };
+      },
+      dropped,
+      { what: "the adaptive limit to stay <= 8 (2 x the 4 slots) for 3 s", timeout: 40_000 },
+    );
+    assert.ok(low.max <= 8 && low.max < Math.max(high, peak), `${JSON.stringify(low)}: below max(${high}, ${peak})`);
+    // It fell there within 20 s of simulated time (a drain or two included).
+    assert.ok(low.last - 3 - dropped <= 20, `settled ${low.last - 3 - dropped} s after the drop`);
     state = await page.evaluate(() => window.__edgeshed.sim);
     assert.equal(state.limitSeries.capacity.at(-1), 4, "the chart's capacity line moved to 4");
     const legends = await page.locator("#lane-edgeshed .legend").allTextContents();

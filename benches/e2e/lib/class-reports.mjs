@@ -88,17 +88,22 @@ const tenants = {
 export const REPORTS = { "criticality-flood": flood, "codel-bursty": codel, "noisy-tenant": tenants };
 
 /** The Markdown of a bench's results: title, the table with the goals per row, the summary per configuration, what was skipped. */
-export function renderBench({ bench, meta, rows, skipped }) {
+export function renderBench({ bench, meta, rows, skipped }, { brief = false } = {}) {
   const report = REPORTS[bench];
   if (!report) throw new Error(`unknown bench "${bench}" (known: ${Object.keys(REPORTS).join(", ")})`);
   const goals = report.goals(meta);
-  const notes = (meta.configs ?? []).map((c) => `- ${c.name}: ${c.note}`).join("\n");
+  const configs = meta.configs ?? [];
+  // `brief` (BENCHMARKS.md): the configurations in one paragraph, and no
+  // per-configuration summary (each row's goal columns already say it).
+  const notes = brief
+    ? configs.map((c) => `${c.name}: ${c.note}`).join("; ")
+    : configs.map((c) => `- ${c.name}: ${c.note}`).join("\n");
   return [
     `**${report.title(meta)}.** Unloaded latency through the gateway: p50 ${f1(meta.unloaded.p50)} ms (30 sequential requests). ` +
       `${meta.levelS} s per level${meta.quick ? " (--quick)" : ""}; git ${meta.machine.git}, ${meta.machine.at}; \`${meta.machine.uptime}\`.`,
-    notes,
+    brief && notes ? `Configurations: ${notes}.` : notes,
     goalTable(rows, report.columns(meta), goals),
-    goalSummary(rows, goals),
+    brief ? "" : goalSummary(rows, goals),
     skippedNote(skipped),
   ]
     .filter(Boolean)
