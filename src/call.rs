@@ -14,22 +14,57 @@ use crate::Key;
 ///
 /// let call = Call::new(Criticality::Sheddable).with_key("tenant-1");
 /// assert_eq!(call.criticality(), Criticality::Sheddable);
-/// assert_eq!(call.key().map(|key| key.as_str()), Some("tenant-1"));
+/// assert_eq!(call.key().map(|key| key.shown()), Some("tenant-1"));
 /// assert_eq!(Call::default(), Call::new(Criticality::Default));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Call {
     criticality: Criticality,
     key: Option<Key>,
+    weight: u32,
+}
+
+impl Default for Call {
+    fn default() -> Self {
+        Self::new(Criticality::Default)
+    }
 }
 
 impl Call {
+    /// The largest [weight](Call::with_weight) a key may have.
+    pub const MAX_WEIGHT: u32 = 1000;
+
     /// A call of `criticality`, without a key.
     pub const fn new(criticality: Criticality) -> Self {
         Self {
             criticality,
             key: None,
+            weight: 1,
         }
+    }
+
+    /// The same call with `weight` for its key: under fair queueing a key
+    /// of weight 2 gets twice the share of a key of weight 1 (a paying
+    /// tenant). Clamped to `1..=`[`MAX_WEIGHT`](Call::MAX_WEIGHT); the
+    /// default is 1. A key takes the weight of its latest call.
+    ///
+    /// ```
+    /// use edgeshed::admission::{Call, Criticality};
+    ///
+    /// let call = Call::new(Criticality::Default).with_key("paying").with_weight(2);
+    /// assert_eq!(call.weight(), 2);
+    /// assert_eq!(Call::default().with_weight(0).weight(), 1);
+    /// ```
+    pub fn with_weight(self, weight: u32) -> Self {
+        Self {
+            weight: weight.clamp(1, Self::MAX_WEIGHT),
+            ..self
+        }
+    }
+
+    /// The call's key's weight for fair queueing (1 unless set).
+    pub const fn weight(&self) -> u32 {
+        self.weight
     }
 
     /// The same call, for `key`.
@@ -60,8 +95,8 @@ impl Call {
         self.key
     }
 
-    pub(super) fn into_parts(self) -> (Criticality, Option<Key>) {
-        (self.criticality, self.key)
+    pub(super) fn into_parts(self) -> (Criticality, Option<Key>, u32) {
+        (self.criticality, self.key, self.weight)
     }
 }
 

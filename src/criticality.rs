@@ -55,11 +55,6 @@ impl Criticality {
     pub fn lowered_to(self, asked: Criticality) -> Criticality {
         self.min(asked)
     }
-
-    /// An index for per-criticality tables: 0 sheddable, 1 default, 2 critical.
-    pub(crate) const fn index(self) -> usize {
-        self as usize
-    }
 }
 
 impl fmt::Display for Criticality {

@@ -102,6 +102,7 @@ pub mod limit;
 pub mod load_shed;
 mod oneshot;
 pub mod options_schema;
+mod per_criticality;
 pub mod rate_limit;
 mod release;
 pub mod semaphore;
@@ -116,6 +117,7 @@ pub use limit::{
     ConcurrencyLimitLayer, GlobalConcurrencyLimitLayer,
 };
 pub use load_shed::{LoadShed, LoadShedLayer};
+pub use per_criticality::PerCriticality;
 pub use rate_limit::{RateLimitLayer, RateLimiter};
 
 /// The README's and the Rust reference's (docs/rust.md) examples, compiled

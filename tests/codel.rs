@@ -107,13 +107,31 @@ fn a_standing_queue_gives_new_waiters_the_target_and_serves_newest_first() {
     clock.advance(MS); // t = 106: the other fresh one reaches its 5 ms target
     assert!(timed_out(&mut all[1]), "the target, not the queue timeout");
     drop(all.remove(1));
-    assert!(!timed_out(&mut all[0]), "the old waiter keeps its 100 ms");
+    assert!(
+        !timed_out(&mut all[0]),
+        "the old waiter's own timer says 150 ms"
+    );
+    // But it has waited 56 ms, past the target, when it reaches the head of
+    // the standing queue: refused there rather than served stale.
     drop(permit);
-    let (index, permit) = served(&mut all);
-    assert_eq!(index, 0);
-    drop(permit);
+    assert!(
+        timed_out(&mut all[0]),
+        "a stale waiter is refused at the head"
+    );
+    assert_eq!(admission.stats().in_flight, 0);
 
-    // The queue drained: new waiters get the queue timeout again, oldest first.
+    // The standing state holds for one interval after it was last seen
+    // (t = 101): arrivals before t = 201 still get the target...
+    let holder = admission.try_admit().unwrap();
+    clock.advance(50 * MS); // t = 156
+    let mut during = wait(&admission);
+    clock.advance(6 * MS);
+    assert!(timed_out(&mut during), "t = 162: still the 5 ms target");
+    drop(holder);
+
+    // ...and once the interval has passed with a permit idle, new waiters
+    // get the queue timeout again, oldest first.
+    clock.advance(50 * MS); // t = 212
     let holder = admission.try_admit().unwrap();
     let mut again = vec![wait(&admission), wait(&admission)];
     clock.advance(99 * MS);
@@ -121,6 +139,65 @@ fn a_standing_queue_gives_new_waiters_the_target_and_serves_newest_first() {
     drop(holder);
     let (index, _permit) = served(&mut again);
     assert_eq!(index, 0, "FIFO again after the queue drained");
+}
+
+#[test]
+fn the_standing_state_survives_the_queue_emptying_by_its_own_target_timeouts() {
+    let (admission, clock) = admission(QueueDiscipline::codel());
+    let holder = admission.try_admit().unwrap();
+    let mut first = wait(&admission); // t = 0: the busy spell starts
+    clock.advance(101 * MS);
+    assert!(timed_out(&mut first));
+    let mut standing = wait(&admission); // t = 101: standing, 5 ms
+    clock.advance(5 * MS);
+    assert!(timed_out(&mut standing), "t = 106: the target");
+    // The queue is empty now, but no permit was ever idle: an arrival
+    // within the interval still finds the queue standing.
+    assert_eq!(admission.stats().queued, 0);
+    clock.advance(20 * MS); // t = 126
+    let mut next = wait(&admission);
+    clock.advance(6 * MS);
+    assert!(
+        timed_out(&mut next),
+        "t = 132: the target again, not the full queue timeout"
+    );
+    drop(holder);
+}
+
+#[test]
+fn a_full_standing_queue_displaces_from_its_stale_end() {
+    use edgeshed::admission::{Call, Criticality};
+    let clock = ManualClock::new();
+    let options = Options::new().discipline(QueueDiscipline::codel());
+    let admission =
+        Admission::with_options(1, Policy::queue(2, TIMEOUT), options, clock.clone()).unwrap();
+    let holder = admission.try_admit().unwrap();
+    let sheddable = || admission.admit_call(Call::new(Criticality::Sheddable));
+    let mut early = sheddable();
+    assert!(poll_once(&mut early).is_pending()); // t = 0
+    clock.advance(101 * MS);
+    assert!(timed_out(&mut early));
+    let mut stale = sheddable(); // t = 101: the queue stands
+    assert!(poll_once(&mut stale).is_pending());
+    clock.advance(2 * MS);
+    let mut fresh = sheddable(); // t = 103
+    assert!(poll_once(&mut fresh).is_pending());
+    // Full (2 places): a critical arrival displaces the stale end (the
+    // oldest, which a newest-first queue would serve last), not the newest.
+    let mut critical = admission.admit_call(Call::new(Criticality::Critical));
+    assert!(poll_once(&mut critical).is_pending());
+    match poll_once(&mut stale) {
+        Poll::Ready(Err(AdmitError::Overloaded(o))) => {
+            assert_eq!(o.cause(), OverloadCause::Displaced)
+        }
+        other => panic!("the stale waiter is displaced, got {other:?}"),
+    }
+    assert!(
+        poll_once(&mut fresh).is_pending(),
+        "the newest keeps its place"
+    );
+    drop(holder);
+    assert!(matches!(poll_once(&mut critical), Poll::Ready(Ok(_))));
 }
 
 #[test]

@@ -206,7 +206,7 @@ impl Harness {
         );
         assert_eq!(
             self.admission.semaphore().active_keys(),
-            model.active_keys(),
+            model.active_keyed_keys(),
             "active keys"
         );
         assert_eq!(stats.fair_share_refused, model.counts.fair_share);
@@ -239,7 +239,9 @@ impl Harness {
         for call in &self.waiting {
             let waiter = model.waiters.iter().find(|w| w.id == call.id).unwrap();
             let due = match waiter.standing {
-                Standing::Granted | Standing::Displaced => true,
+                Standing::Granted | Standing::Displaced | Standing::Unfair | Standing::Stale => {
+                    true
+                }
                 Standing::Waiting => waiter.deadline.is_some_and(|at| at <= model.now),
             };
             assert_eq!(

@@ -26,14 +26,18 @@ impl<C: Clock> Admission<C> {
                 return Decision::Rejected(AdmitError::RateLimited(limited));
             }
         }
-        let (rank, key) = call.into_parts();
+        let (rank, key, weight) = call.into_parts();
         let taken = match &key {
             None => shared.semaphore.try_acquire_as(rank),
-            Some(key) => shared.semaphore.try_acquire_keyed(rank, key),
+            Some(key) => shared.semaphore.try_acquire_keyed(rank, key, weight),
         };
+        let codel = matches!(shared.discipline, QueueDiscipline::Codel { .. });
         match taken {
             Ok(permit) => {
                 counters.admitted.add(rank);
+                if codel {
+                    shared.semaphore.note_idle();
+                }
                 return Decision::Admitted(permit);
             }
             Err(TryAcquireError::Closed) => return Decision::Rejected(AdmitError::Closed),
@@ -47,14 +51,11 @@ impl<C: Clock> Admission<C> {
                 return Decision::Rejected(AdmitError::Overloaded(Overloaded::new()));
             }
         };
-        let codel = matches!(shared.discipline, QueueDiscipline::Codel { .. });
         let at = (codel || timeout.is_some()).then(&mut now);
         let timer = match (timeout, at) {
             (Some(timeout), Some(at)) => {
                 let timeout = match shared.discipline {
-                    QueueDiscipline::Codel { target } if shared.semaphore.standing(at, timeout) => {
-                        target
-                    }
+                    QueueDiscipline::Codel { target } if shared.semaphore.standing(at) => target,
                     _ => timeout,
                 };
                 let queue_end = at + timeout;
@@ -70,6 +71,7 @@ impl<C: Clock> Admission<C> {
         let ask = Ask {
             rank,
             key,
+            weight,
             max_waiters,
             at: codel.then_some(at).flatten(),
         };

@@ -86,6 +86,7 @@ mod stats;
 pub use crate::call::FromExtensions;
 pub use crate::call::{Call, ReadCall, Unclassified};
 pub use crate::criticality::{Criticality, Reserve, UnknownCriticality};
+pub use crate::per_criticality::PerCriticality;
 pub use admit::Admit;
 pub use admit_error::AdmitError;
 pub use options::{Options, QueueDiscipline};
@@ -173,6 +174,11 @@ impl<C: RealClock> Admission<C> {
         let policy = policy.validate(max_in_flight)?;
         let options = options.validate(policy)?;
         let mut admission = Self::from_parts(max_in_flight, policy, options.discipline, clock);
+        if let (QueueDiscipline::Codel { target }, Policy::Queue { timeout, .. }) =
+            (options.discipline, policy)
+        {
+            admission.semaphore().set_codel(target, timeout);
+        }
         if let Some(reserve) = options.reserve {
             admission.set_reserve(reserve);
         }

@@ -63,6 +63,10 @@ impl<S: Future<Output = ()>> Queued<S> {
             Err(AcquireError::Displaced) => Err(AdmitError::Overloaded(Overloaded::because(
                 OverloadCause::Displaced,
             ))),
+            Err(AcquireError::Stale) => {
+                counters.queue_timeouts.add(self.rank);
+                Err(AdmitError::Overloaded(Overloaded::queue_timeout()))
+            }
             Err(AcquireError::FairShare) => {
                 counters.fair_share_refused.fetch_add(1, Ordering::Relaxed);
                 Err(AdmitError::RateLimited(RateLimited::fair_share()))

@@ -31,13 +31,9 @@ impl<C: Clock> Admission<C> {
             rate_limited: self.rate.as_ref().map_or(0, |rate| rate.stats().limited),
             ..Stats::default()
         };
-        let ranks = [
-            Criticality::Sheddable,
-            Criticality::Default,
-            Criticality::Critical,
-        ];
         let mut ranked = 0;
-        for ((rank, queued), handed) in ranks.into_iter().zip(now.queued).zip(now.handed) {
+        for rank in Criticality::ALL {
+            let (queued, handed) = (now.queued[rank], now.handed[rank]);
             let class = stats.by_criticality.get_mut(rank);
             class.admitted = counters.admitted.get(rank);
             class.shed = counters.shed.get(rank);

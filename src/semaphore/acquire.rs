@@ -4,6 +4,7 @@
 use super::locked::{Ask, Entered};
 use super::state::Miss;
 use super::waiters::{Place, Standing};
+use super::wakers::Wakers;
 use super::{AcquireError, Permit, Semaphore};
 use crate::sync::lock;
 use core::fmt;
@@ -56,9 +57,9 @@ impl Acquire {
         };
         match entered {
             Ok(Entered::Taken(key)) => Poll::Ready(Ok(semaphore.permit(self.ask.rank, key))),
-            Ok(Entered::Queued(place, displaced)) => {
+            Ok(Entered::Queued(place, given_up)) => {
                 self.place = Some(place);
-                if let Some(waker) = displaced {
+                if let Some(waker) = given_up {
                     waker.wake();
                 }
                 Poll::Pending
@@ -81,6 +82,8 @@ impl Acquire {
             }
             Some(Standing::Granted) => None,
             Some(Standing::Displaced) => Some(AcquireError::Displaced),
+            Some(Standing::Unfair) => Some(AcquireError::FairShare),
+            Some(Standing::Stale) => Some(AcquireError::Stale),
             Some(Standing::Closed) | None => Some(AcquireError::Closed),
         };
         let freed = queue.waiters.free(place).map(|(_, tag)| tag);
@@ -90,7 +93,7 @@ impl Acquire {
         drop(queue);
         self.place = None;
         match (error, freed) {
-            (None, Some(tag)) => Poll::Ready(Ok(self.semaphore.permit(tag.rank, tag.key))),
+            (None, Some(tag)) => Poll::Ready(Ok(self.semaphore.permit(tag.rank, Some(tag.key)))),
             (Some(error), _) => Poll::Ready(Err(error)),
             (None, None) => Poll::Ready(Err(AcquireError::Closed)),
         }
@@ -125,27 +128,22 @@ impl Drop for Acquire {
         let inner = self.semaphore.inner();
         let waker = {
             let mut queue = lock(&inner.queue);
-            let waker = match queue.waiters.free(place) {
+            let wakers = match queue.waiters.free(place) {
                 // A permit was handed to us but never picked up: pass it on.
                 Some((Standing::Granted, tag)) => {
                     queue.unhand(tag.rank);
-                    match tag.key {
-                        Some(slot) => inner.release_keyed_locked(&mut queue, slot),
-                        None => inner.release_locked(&mut queue),
-                    }
+                    inner.release_keyed_locked(&mut queue, tag.key)
                 }
                 Some((Standing::Waiting(_), tag)) => {
-                    queue.left(tag);
-                    None
+                    queue.left(tag.key);
+                    Wakers::default()
                 }
-                _ => None,
+                _ => Wakers::default(),
             };
             inner.sync_slow_flag(&queue);
-            waker
+            wakers
         };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
+        waker.wake();
     }
 }
 

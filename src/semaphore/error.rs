@@ -24,10 +24,15 @@ pub enum AcquireError {
     /// A more critical arrival took this waiter's place in a full queue
     /// (only acquisitions made by an [`Admission`](crate::admission::Admission)).
     Displaced,
-    /// Refused instead of queued: the caller's key holds more than its fair
-    /// share of the limit while calls of other keys wait (only keyed
+    /// The caller's key holds more than its fair share: refused instead of
+    /// queued while calls of other keys wait, or its newest waiter given up
+    /// to an arrival of a key holding less when the queue was full (only
     /// acquisitions made by an [`Admission`](crate::admission::Admission)).
     FairShare,
+    /// It reached the head of a standing codel queue after waiting longer
+    /// than the target (only acquisitions made by an
+    /// [`Admission`](crate::admission::Admission) with a codel queue).
+    Stale,
 }
 
 impl fmt::Display for TryAcquireError {
@@ -46,6 +51,7 @@ impl fmt::Display for AcquireError {
             Self::Closed => "semaphore closed",
             Self::Displaced => "displaced from the semaphore queue by a more critical waiter",
             Self::FairShare => "the key holds more than its fair share while other keys wait",
+            Self::Stale => "waited longer than the target of a standing codel queue",
         })
     }
 }

@@ -1,7 +1,15 @@
-//! Per-key counts for the fair share: how many permits each key holds and
-//! how many of its calls wait. A key with neither is forgotten at once, so
-//! the table never holds more keys than there are calls in flight or waiting.
+//! Per-key counts for fair queueing: how many permits each key holds, how
+//! many of its calls wait, its weight and when it was last served.
+//!
+//! A call without a key belongs to one shared *keyless* key, which always
+//! has the first slot: leaving the key out of a call makes it one more key,
+//! never a way around the fair share. Its permits are not counted one by
+//! one (they are taken on the lock-free path): what it holds is whatever is
+//! out beyond the keyed permits. Any other key with neither a permit nor a
+//! waiter is forgotten at once, so the table never holds more keys than
+//! there are calls in flight or waiting.
 
+use super::waiters::slab_shrink;
 use crate::Key;
 use core::num::NonZeroU32;
 use std::collections::HashMap;
@@ -9,44 +17,92 @@ use std::collections::HashMap;
 /// Buffers at or below this many entries are never shrunk.
 const FLOOR: usize = 32;
 
-/// A key's entry in the table; valid while the key holds or waits for a permit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The largest weight a key may have.
+pub(crate) const MAX_WEIGHT: u32 = 1000;
+
+/// A key's entry in the table; valid while the key holds or waits for a
+/// permit (the keyless key's always).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct KeySlot(NonZeroU32);
 
 impl KeySlot {
-    fn index(self) -> usize {
+    /// The keyless key's slot.
+    pub(crate) const KEYLESS: KeySlot = KeySlot(NonZeroU32::MIN);
+
+    /// Slot number `n` (1 is the keyless key's), for tests.
+    #[cfg(test)]
+    pub(crate) fn for_test(n: u32) -> Self {
+        Self(NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN))
+    }
+
+    /// The slot's index in per-key tables.
+    pub(crate) fn index(self) -> usize {
         (self.0.get() - 1) as usize
     }
 }
 
 #[derive(Debug)]
 struct Entry {
-    key: Key,
+    /// `None` for the keyless key.
+    key: Option<Key>,
+    /// Permits held (not counted for the keyless key).
     holding: usize,
     waiting: usize,
+    weight: u32,
+    /// The grant sequence number of its last grant.
+    served: u64,
 }
 
-#[derive(Debug, Default)]
+impl Entry {
+    fn new(key: Option<Key>, weight: u32) -> Self {
+        Self {
+            key,
+            holding: 0,
+            waiting: 0,
+            weight,
+            served: 0,
+        }
+    }
+}
+
+#[derive(Debug)]
 pub(crate) struct KeyTable {
     entries: Vec<Option<Entry>>,
     free: Vec<usize>,
     index: HashMap<Key, KeySlot>,
-    /// Calls of all keys waiting.
+    /// Calls of all keys waiting (the keyless key's too).
     waiting: usize,
+    /// Permits held by keyed calls.
+    keyed_holding: usize,
+}
+
+impl Default for KeyTable {
+    fn default() -> Self {
+        Self {
+            entries: vec![Some(Entry::new(None, 1))],
+            free: Vec::new(),
+            index: HashMap::new(),
+            waiting: 0,
+            keyed_holding: 0,
+        }
+    }
 }
 
 impl KeyTable {
-    /// The slot of `key`, if it holds or waits for a permit.
-    pub(crate) fn get(&self, key: &Key) -> Option<KeySlot> {
-        self.index.get(key).copied()
-    }
-
-    /// The slot of `key`, made if needed (then it counts nothing yet: the
-    /// caller counts a permit or a wait at once, or calls [`forget_idle`](Self::forget_idle)).
-    /// `None` only if the table cannot grow (2^32 keys at once; the call is
-    /// then admitted as one without a key).
-    pub(crate) fn slot(&mut self, key: &Key) -> Option<KeySlot> {
-        if let Some(slot) = self.get(key) {
+    /// The slot of `key` (the keyless key's for `None`), made if needed with
+    /// `weight` (an existing key takes the weight of its latest call). A new
+    /// key counts nothing yet: the caller counts a permit or a wait at once,
+    /// or calls [`forget_idle`](Self::forget_idle). `None` only if the table
+    /// cannot grow (2^32 keys at once; the call then counts as keyless).
+    pub(crate) fn slot(&mut self, key: Option<&Key>, weight: u32) -> Option<KeySlot> {
+        let Some(key) = key else {
+            return Some(KeySlot::KEYLESS);
+        };
+        let weight = weight.clamp(1, MAX_WEIGHT);
+        if let Some(&slot) = self.index.get(key) {
+            if let Some(entry) = self.entry_mut(slot) {
+                entry.weight = weight;
+            }
             return Some(slot);
         }
         let index = loop {
@@ -60,18 +116,20 @@ impl KeyTable {
             }
         };
         let slot = KeySlot(NonZeroU32::new(u32::try_from(index + 1).ok()?)?);
-        let entry = self.entries.get_mut(index)?;
-        *entry = Some(Entry {
-            key: key.clone(),
-            holding: 0,
-            waiting: 0,
-        });
-        self.index.insert(key.clone(), slot);
+        *self.entries.get_mut(index)? = Some(Entry::new(Some(*key), weight));
+        self.index.insert(*key, slot);
         Some(slot)
     }
 
-    /// Keys holding or waiting for a permit.
-    pub(crate) fn active(&self) -> usize {
+    /// Keys holding or waiting for a permit, the keyless key among them if
+    /// it holds `keyless_holding > 0` permits or has a waiter.
+    pub(crate) fn active(&self, keyless_holding: usize) -> usize {
+        let keyless = keyless_holding > 0 || self.waiting_of(KeySlot::KEYLESS) > 0;
+        self.index.len() + usize::from(keyless)
+    }
+
+    /// Keyed keys holding or waiting (test support for the memory contract).
+    pub(crate) fn keyed(&self) -> usize {
         self.index.len()
     }
 
@@ -80,35 +138,55 @@ impl KeyTable {
         self.waiting
     }
 
-    /// Permits `slot`'s key holds.
-    pub(crate) fn holding(&self, slot: KeySlot) -> usize {
+    /// Calls of `slot`'s key waiting.
+    pub(crate) fn waiting_of(&self, slot: KeySlot) -> usize {
+        self.entry(slot).map_or(0, |entry| entry.waiting)
+    }
+
+    /// Permits held by keyed calls.
+    pub(crate) fn keyed_holding(&self) -> usize {
+        self.keyed_holding
+    }
+
+    /// Permits `slot`'s key holds (`keyless` for the keyless key).
+    pub(crate) fn holding(&self, slot: KeySlot, keyless: usize) -> usize {
+        if slot == KeySlot::KEYLESS {
+            return keyless;
+        }
         self.entry(slot).map_or(0, |entry| entry.holding)
     }
 
-    /// Whether calls of keys other than `slot`'s wait.
-    pub(crate) fn others_waiting(&self, slot: Option<KeySlot>) -> bool {
-        let own = slot
-            .and_then(|slot| self.entry(slot))
-            .map_or(0, |e| e.waiting);
-        self.waiting > own
+    /// `slot`'s key's weight.
+    pub(crate) fn weight(&self, slot: KeySlot) -> u32 {
+        self.entry(slot).map_or(1, |entry| entry.weight)
     }
 
-    /// Whether `slot`'s key holds more than its fair share of `limit`
-    /// (`limit` divided by the active keys).
-    pub(crate) fn over_share(&self, slot: KeySlot, limit: usize) -> bool {
-        self.holding(slot).saturating_mul(self.active()) > limit
+    /// The grant sequence number of `slot`'s key's last grant.
+    pub(crate) fn served(&self, slot: KeySlot) -> u64 {
+        self.entry(slot).map_or(0, |entry| entry.served)
     }
 
-    /// Whether `slot`'s key holds less than its fair share of `limit`: one
-    /// more permit keeps it within its share.
-    pub(crate) fn under_share(&self, slot: KeySlot, limit: usize) -> bool {
-        self.holding(slot).saturating_mul(self.active()) < limit
-    }
-
-    /// One more permit held (`by > 0`) or one fewer (`by < 0`) by `slot`'s key.
-    pub(crate) fn add_holding(&mut self, slot: KeySlot, by: isize) {
+    /// Records a grant to `slot`'s key, the `sequence`th.
+    pub(crate) fn mark_served(&mut self, slot: KeySlot, sequence: u64) {
         if let Some(entry) = self.entry_mut(slot) {
+            entry.served = sequence;
+        }
+    }
+
+    /// One more permit held (`by > 0`) or one fewer (`by < 0`) by `slot`'s
+    /// key (nothing for the keyless key, whose permits are not counted).
+    pub(crate) fn add_holding(&mut self, slot: KeySlot, by: isize) {
+        if slot == KeySlot::KEYLESS {
+            return;
+        }
+        let mut changed = false;
+        if let Some(entry) = self.entry_mut(slot) {
+            let before = entry.holding;
             entry.holding = entry.holding.saturating_add_signed(by);
+            changed = entry.holding != before;
+        }
+        if changed {
+            self.keyed_holding = self.keyed_holding.saturating_add_signed(by);
         }
         self.forget_idle(slot);
     }
@@ -127,40 +205,45 @@ impl KeyTable {
         self.forget_idle(slot);
     }
 
-    /// Forgets `slot`'s key if it neither holds nor waits for a permit.
+    /// Forgets `slot`'s key if it neither holds nor waits for a permit (the
+    /// keyless key is never forgotten).
     pub(crate) fn forget_idle(&mut self, slot: KeySlot) {
         let index = slot.index();
-        let idle = matches!(
-            self.entries.get(index),
-            Some(Some(Entry {
-                holding: 0,
-                waiting: 0,
-                ..
-            }))
-        );
+        let idle = slot != KeySlot::KEYLESS
+            && matches!(
+                self.entries.get(index),
+                Some(Some(Entry {
+                    holding: 0,
+                    waiting: 0,
+                    ..
+                }))
+            );
         if !idle {
             return;
         }
         if let Some(Some(entry)) = self.entries.get_mut(index).map(Option::take) {
-            self.index.remove(&entry.key);
+            if let Some(key) = entry.key {
+                self.index.remove(&key);
+            }
         }
         self.free.push(index);
         while self.entries.last().is_some_and(Option::is_none) {
             self.entries.pop();
         }
-        if self.entries.is_empty() {
+        if self.entries.len() <= 1 {
             self.free.clear();
         }
-        shrink(&mut self.entries);
-        shrink(&mut self.free);
+        slab_shrink(&mut self.entries);
+        slab_shrink(&mut self.free);
         if self.index.capacity() > FLOOR && self.index.len() * 4 <= self.index.capacity() {
             self.index.shrink_to((self.index.len() * 2).max(FLOOR));
         }
     }
 
-    /// Entries the table's buffers have room for (test support).
+    /// Entries the table's buffers have room for beyond the keyless key's (test support).
     pub(crate) fn capacity(&self) -> usize {
-        self.entries.capacity() + self.free.capacity() + self.index.capacity()
+        // The keyless entry is always there.
+        self.entries.capacity().saturating_sub(1) + self.free.capacity() + self.index.capacity()
     }
 
     fn entry(&self, slot: KeySlot) -> Option<&Entry> {
@@ -169,11 +252,5 @@ impl KeyTable {
 
     fn entry_mut(&mut self, slot: KeySlot) -> Option<&mut Entry> {
         self.entries.get_mut(slot.index())?.as_mut()
-    }
-}
-
-fn shrink<T>(buffer: &mut Vec<T>) {
-    if buffer.capacity() > FLOOR && buffer.len() * 4 <= buffer.capacity() {
-        buffer.shrink_to((buffer.len() * 2).max(FLOOR));
     }
 }

@@ -1,7 +1,7 @@
 //! Everything the semaphore decides under its lock: who gets a returned
-//! permit (the most critical waiting rank, fair share between keys, oldest
-//! or — in a standing codel queue — newest first), who enters the queue, who
-//! is displaced from a full one, and limit and reserve changes.
+//! permit (the most critical waiting rank, then fair queueing between keys,
+//! oldest or — in a standing codel queue — newest first), who enters the
+//! queue, who a full one gives up, and limit and reserve changes.
 //!
 //! Each operation restores, before it unlocks, the invariant the fast paths
 //! rely on (see `state.rs`): no waiter could take a free permit.
@@ -10,6 +10,7 @@ use super::keys::KeySlot;
 use super::queue::Queue;
 use super::state::{Inner, CLOSED, ONE, SLOW};
 use super::waiters::{Place, Standing, Tag};
+use super::wakers::Wakers;
 use super::AcquireError;
 use crate::criticality::Criticality;
 use crate::criticality::Reserve;
@@ -18,59 +19,86 @@ use crate::time::Instant;
 use crate::Key;
 use core::task::Waker;
 
-/// What an acquisition asks for: its criticality, its key (for the fair
-/// share), how long the queue may be, and when it arrived (for codel).
+/// What an acquisition asks for: its criticality, its key and weight (for
+/// fair queueing), how long the queue may be, and when it arrived (codel).
 #[derive(Clone, Debug)]
 pub(crate) struct Ask {
     pub(crate) rank: Criticality,
     pub(crate) key: Option<Key>,
+    pub(crate) weight: u32,
     pub(crate) max_waiters: usize,
     pub(crate) at: Option<Instant>,
 }
 
-/// How a waiter entered: it took a permit at once, or it is queued (and
-/// maybe displaced a less critical waiter, whose waker is returned).
+/// How a waiter entered: it took a permit at once (the key slot counted
+/// for it, `None` for a keyless call), or it is queued (and maybe made room
+/// by giving up another waiter, whose waker is returned).
 pub(super) enum Entered {
     Taken(Option<KeySlot>),
     Queued(Place, Option<Waker>),
 }
 
 impl Inner {
+    /// Permits out (in flight or handed over), with `available` free.
+    fn in_use(queue: &Queue, available: usize) -> usize {
+        (queue.limit + queue.debt).saturating_sub(available)
+    }
+
     /// Returns one permit with the queue locked: pays debt first, then the
-    /// waiter to serve next if it may take it, then the pool. Returns the
-    /// waker to call once unlocked.
-    pub(super) fn release_locked(&self, queue: &mut Queue) -> Option<Waker> {
+    /// waiter to serve next if it may take it (a stale waiter at the head of
+    /// a standing codel queue is refused instead), then the pool. Returns
+    /// the wakers to call once unlocked.
+    pub(super) fn release_locked(&self, queue: &mut Queue) -> Wakers {
+        let mut wakers = Wakers::default();
         if queue.debt > 0 {
             queue.debt -= 1;
             self.sync_slow_flag(queue);
-            return None;
+            return wakers;
         }
         // The permit being returned counts as free.
-        let free = self.available() + 1;
-        if let Some(rank) = queue.waiters.top_rank() {
-            if free > queue.keep(rank) {
-                if let Some(index) = queue.pick(rank) {
-                    let waker = self.grant(queue, index);
-                    self.sync_slow_flag(queue);
-                    return waker;
-                }
+        let available = self.available() + 1;
+        let in_use = Self::in_use(queue, available);
+        while let Some(rank) = queue.waiters.top_rank() {
+            if available <= queue.keep(rank) {
+                break;
             }
+            let Some(index) = queue.pick(rank, in_use) else {
+                break;
+            };
+            if queue.is_stale(index) {
+                wakers.push(self.give_up(queue, index, Standing::Stale));
+                continue;
+            }
+            wakers.push(self.grant(queue, index));
+            self.sync_slow_flag(queue);
+            return wakers;
         }
         self.add_to_pool(queue, 1);
-        None
+        if let Some(codel) = &mut queue.codel {
+            codel.went_idle();
+        }
+        wakers
     }
 
     /// Hands free permits to every waiter that may take one now (after the
     /// limit or the reserve changed); collects their wakers.
-    fn grant_eligible_locked(&self, queue: &mut Queue, wakers: &mut Vec<Waker>) {
+    fn grant_eligible_locked(&self, queue: &mut Queue, wakers: &mut Wakers) {
         while let Some(rank) = queue.waiters.top_rank() {
-            let Some(index) = queue.pick(rank) else {
+            let available = self.available();
+            if available <= queue.keep(rank) {
+                break;
+            }
+            let Some(index) = queue.pick(rank, Self::in_use(queue, available)) else {
                 break;
             };
+            if queue.is_stale(index) {
+                wakers.push(self.give_up(queue, index, Standing::Stale));
+                continue;
+            }
             if self.take_above(queue.keep(rank)).is_err() {
                 break;
             }
-            wakers.extend(self.grant(queue, index));
+            wakers.push(self.grant(queue, index));
         }
         self.sync_slow_flag(queue);
     }
@@ -78,27 +106,24 @@ impl Inner {
     /// Hands a permit to the queued waiter at `index`.
     fn grant(&self, queue: &mut Queue, index: usize) -> Option<Waker> {
         let (waker, tag) = queue.waiters.take_out(index, Standing::Granted)?;
-        if let Some(handed) = queue.handed.get_mut(tag.rank.index()) {
-            *handed += 1;
-        }
-        if let Some(slot) = tag.key {
-            queue.keys.add_holding(slot, 1);
-            queue.keys.add_waiting(slot, -1);
-        }
-        queue.after_removal();
+        queue.handed[tag.rank] += 1;
+        queue.keys.add_holding(tag.key, 1);
+        queue.keys.add_waiting(tag.key, -1);
+        queue.served(tag.key);
         waker
     }
 
     /// Takes a permit for `ask` if it may have one now, or queues it
-    /// (displacing a less critical waiter from a full queue), or refuses it.
+    /// (making room in a full queue by giving up a less critical waiter, or
+    /// one of a key holding more), or refuses it.
     pub(super) fn enqueue_locked(
         &self,
         queue: &mut Queue,
         ask: &Ask,
         waker: &Waker,
     ) -> Result<Entered, AcquireError> {
-        let slot = ask.key.as_ref().and_then(|key| queue.keys.slot(key));
-        let entered = self.enter_locked(queue, ask, slot, waker);
+        let slot = queue.keys.slot(ask.key.as_ref(), ask.weight);
+        let entered = self.enter_locked(queue, ask, slot.unwrap_or(KeySlot::KEYLESS), waker);
         if let Some(slot) = slot {
             // Refused: a key made for this call alone is forgotten again.
             queue.keys.forget_idle(slot);
@@ -110,80 +135,87 @@ impl Inner {
         &self,
         queue: &mut Queue,
         ask: &Ask,
-        slot: Option<KeySlot>,
+        key: KeySlot,
         waker: &Waker,
     ) -> Result<Entered, AcquireError> {
         let rank = ask.rank;
         let keep = queue.keep(rank);
         let mut state = self.state.load(Ordering::Acquire);
-        loop {
+        let victim = loop {
             if state & CLOSED != 0 {
                 return Err(AcquireError::Closed);
             }
-            let next = if state / ONE > keep {
-                state - ONE
+            let (next, victim) = if state / ONE > keep {
+                (state - ONE, None)
             } else {
-                if let Some(slot) = slot {
-                    if queue.keys.over_share(slot, queue.limit)
-                        && queue.keys.others_waiting(Some(slot))
-                    {
-                        return Err(AcquireError::FairShare);
-                    }
-                }
-                if queue.waiters.len() >= ask.max_waiters
-                    && (ask.max_waiters == 0 || queue.waiters.newest_below(rank).is_none())
-                {
-                    return Err(AcquireError::QueueFull);
-                }
-                state | SLOW
+                (state | SLOW, self.make_room(queue, ask, key, state / ONE)?)
             };
-            if let Err(actual) =
-                self.state
-                    .compare_exchange(state, next, Ordering::AcqRel, Ordering::Acquire)
+            match self
+                .state
+                .compare_exchange(state, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                state = actual;
-                continue;
-            }
-            if next < state {
-                if let Some(slot) = slot {
-                    queue.keys.add_holding(slot, 1);
+                Ok(_) if next < state => {
+                    queue.keys.add_holding(key, 1);
+                    return Ok(Entered::Taken((key != KeySlot::KEYLESS).then_some(key)));
                 }
-                return Ok(Entered::Taken(slot));
+                Ok(_) => break victim,
+                Err(actual) => state = actual,
             }
-            if queue.waiters.len() == 0 {
-                queue.standing_since = ask.at;
-            }
-            let victim = if queue.waiters.len() >= ask.max_waiters {
-                queue.waiters.newest_below(rank)
-            } else {
-                None
-            };
-            // Queued (and counted for its key) before the victim leaves: a
-            // victim of the same key must not make the key's entry forgotten.
-            let place = queue.waiters.push(waker.clone(), Tag { rank, key: slot });
-            if let Some(slot) = slot {
-                queue.keys.add_waiting(slot, 1);
-            }
-            let displaced = victim.and_then(|victim| self.displace(queue, victim));
-            return Ok(Entered::Queued(place, displaced));
+        };
+        // Queued (and counted for its key) before the victim leaves: a
+        // victim of the same key must not make the key's entry forgotten.
+        let place = queue.waiters.push(waker.clone(), Tag { rank, key }, ask.at);
+        queue.keys.add_waiting(key, 1);
+        let given_up = victim.and_then(|(index, standing)| self.give_up(queue, index, standing));
+        Ok(Entered::Queued(place, given_up))
+    }
+
+    /// For an arrival of `key` that must wait (with `available` permits
+    /// free): refuses it if its key is over its fair share while others
+    /// wait, or if the queue is full and nobody may be given up for it;
+    /// otherwise the waiter to give up, if the queue is full.
+    fn make_room(
+        &self,
+        queue: &Queue,
+        ask: &Ask,
+        key: KeySlot,
+        available: usize,
+    ) -> Result<Option<(usize, Standing)>, AcquireError> {
+        let in_use = Self::in_use(queue, available);
+        if queue.over_share(key, in_use) && queue.others_waiting(key) {
+            return Err(AcquireError::FairShare);
+        }
+        if queue.waiters.len() < ask.max_waiters {
+            return Ok(None);
+        }
+        if ask.max_waiters == 0 {
+            return Err(AcquireError::QueueFull);
+        }
+        if let Some(index) = queue.below(ask.rank, in_use) {
+            return Ok(Some((index, Standing::Displaced)));
+        }
+        match queue.unfair(key, ask.rank, in_use) {
+            Some(index) => Ok(Some((index, Standing::Unfair))),
+            None => Err(AcquireError::QueueFull),
         }
     }
 
-    /// Takes the waiter at `index` out of the queue as displaced; counts it.
-    fn displace(&self, queue: &mut Queue, index: usize) -> Option<Waker> {
-        let (waker, tag) = queue.waiters.take_out(index, Standing::Displaced)?;
-        if let Some(displaced) = self.displaced.get(tag.rank.index()) {
-            displaced.fetch_add(1, Ordering::Relaxed);
+    /// Takes the waiter at `index` out of the queue without a permit, as
+    /// `standing` says (displaced, given up for the fair share, stale);
+    /// counts it.
+    fn give_up(&self, queue: &mut Queue, index: usize, standing: Standing) -> Option<Waker> {
+        let displaced = matches!(standing, Standing::Displaced);
+        let (waker, tag) = queue.waiters.take_out(index, standing)?;
+        if displaced {
+            self.displaced[tag.rank].fetch_add(1, Ordering::Relaxed);
         }
-        if let Some(slot) = tag.key {
-            queue.keys.add_waiting(slot, -1);
-        }
+        queue.left(tag.key);
         waker
     }
 
     /// A keyed permit comes back: its key holds one fewer, then the permit
-    /// is returned as any other. Returns the waker to call once unlocked.
-    pub(super) fn release_keyed_locked(&self, queue: &mut Queue, slot: KeySlot) -> Option<Waker> {
+    /// is returned as any other. Returns the wakers to call once unlocked.
+    pub(super) fn release_keyed_locked(&self, queue: &mut Queue, slot: KeySlot) -> Wakers {
         queue.keys.add_holding(slot, -1);
         self.release_locked(queue)
     }
@@ -191,7 +223,7 @@ impl Inner {
     /// Changes the limit: raising it adds permits (debt first), lowering it
     /// takes free ones away and records the rest as debt; then every waiter
     /// that may now take a permit gets one. Returns their wakers.
-    pub(super) fn set_limit_locked(&self, queue: &mut Queue, limit: usize) -> Vec<Waker> {
+    pub(super) fn set_limit_locked(&self, queue: &mut Queue, limit: usize) -> Wakers {
         self.resizing(true);
         if limit >= queue.limit {
             let added = limit - queue.limit;
@@ -210,48 +242,46 @@ impl Inner {
 
     /// Changes the reserve (see [`Reserve`]); returns the wakers of waiters
     /// that may now take a permit.
-    pub(super) fn set_reserve_locked(&self, queue: &mut Queue, reserve: Reserve) -> Vec<Waker> {
+    pub(super) fn set_reserve_locked(&self, queue: &mut Queue, reserve: Reserve) -> Wakers {
         self.resizing(true);
         queue.reserve = reserve;
         queue.update_keeps();
         self.resized(queue)
     }
 
-    fn resized(&self, queue: &mut Queue) -> Vec<Waker> {
+    fn resized(&self, queue: &mut Queue) -> Wakers {
         self.publish_keeps(queue);
-        let mut wakers = Vec::new();
+        let mut wakers = Wakers::default();
         self.grant_eligible_locked(queue, &mut wakers);
         self.resizing(false);
         wakers
     }
 
     /// Sets `CLOSED` and fails every waiter; returns their wakers.
-    pub(super) fn close_locked(&self, queue: &mut Queue) -> Vec<Waker> {
+    pub(super) fn close_locked(&self, queue: &mut Queue) -> Wakers {
         self.state.fetch_or(CLOSED, Ordering::AcqRel);
-        let closed = queue.waiters.close_all();
-        let mut wakers = Vec::with_capacity(closed.len());
-        for (waker, tag) in closed {
-            queue.left(tag);
-            wakers.extend(waker);
+        let mut wakers = Wakers::default();
+        for (waker, tag) in queue.waiters.close_all() {
+            queue.left(tag.key);
+            wakers.push(waker);
         }
         self.sync_slow_flag(queue);
         wakers
     }
 
-    /// Whether a queue has been standing (never empty) for longer than
-    /// `interval` at `now`; if so, it is served newest first until it drains.
-    pub(super) fn standing_locked(
-        &self,
-        queue: &mut Queue,
-        now: Instant,
-        interval: core::time::Duration,
-    ) -> bool {
-        let standing = queue
-            .standing_since
-            .is_some_and(|since| now.saturating_duration_since(since) > interval);
-        if standing {
-            queue.newest_first = true;
+    /// Codel's test for an arrival at `now` that found no free permit:
+    /// whether the queue stands (see `queue/codel.rs`). While it stands it is
+    /// served newest first.
+    pub(super) fn standing_locked(&self, queue: &mut Queue, now: Instant) -> bool {
+        let idle = self.take_idle_note();
+        let Some(codel) = &mut queue.codel else {
+            return false;
+        };
+        if idle {
+            codel.went_idle();
         }
+        let standing = codel.arrival(now);
+        queue.newest_first = standing;
         standing
     }
 }

@@ -43,6 +43,7 @@ mod queue;
 mod ranked;
 mod state;
 mod waiters;
+mod wakers;
 
 pub use acquire::Acquire;
 pub use error::{AcquireError, TryAcquireError};
@@ -53,9 +54,9 @@ use permit::Handle;
 pub(crate) use locked::Ask;
 
 use crate::criticality::Criticality;
+use crate::per_criticality::PerCriticality;
 use crate::sync::{lock, Arc};
 use core::fmt;
-use core::task::Waker;
 use keys::KeySlot;
 use state::{Inner, ONE};
 
@@ -72,7 +73,7 @@ pub struct Semaphore {
 /// Behind one `Arc`, so that cloning a semaphore costs one count.
 struct Shared {
     inner: Arc<Inner>,
-    handles: [Arc<Handle>; 3],
+    handles: PerCriticality<Arc<Handle>>,
 }
 
 /// What [`Semaphore::snapshot`] read at one instant.
@@ -81,10 +82,10 @@ pub(crate) struct Snapshot {
     pub(crate) in_use: usize,
     pub(crate) waiters: usize,
     pub(crate) limit: usize,
-    /// Waiters per criticality (sheddable, default, critical).
-    pub(crate) queued: [usize; 3],
+    /// Waiters per criticality.
+    pub(crate) queued: PerCriticality<usize>,
     /// Permits handed to waiters not picked up yet, per criticality.
-    pub(crate) handed: [usize; 3],
+    pub(crate) handed: PerCriticality<usize>,
 }
 
 impl Semaphore {
@@ -95,12 +96,8 @@ impl Semaphore {
     /// A semaphore with `permits` permits (at most [`MAX_PERMITS`](Self::MAX_PERMITS)).
     pub fn new(permits: usize) -> Self {
         let inner = Arc::new(Inner::new(permits.min(Self::MAX_PERMITS)));
-        let handle = |rank| Arc::new(Handle::new(Arc::clone(&inner), rank, None));
-        let handles = [
-            handle(Criticality::Sheddable),
-            handle(Criticality::Default),
-            handle(Criticality::Critical),
-        ];
+        let handles =
+            PerCriticality::from_fn(|rank| Arc::new(Handle::new(Arc::clone(&inner), rank, None)));
         Self {
             shared: Arc::new(Shared { inner, handles }),
         }
@@ -128,6 +125,7 @@ impl Semaphore {
             Ask {
                 rank: Criticality::Default,
                 key: None,
+                weight: 1,
                 max_waiters,
                 at: None,
             },
@@ -139,7 +137,7 @@ impl Semaphore {
     pub fn close(&self) {
         let wakers = self.inner().close_locked(&mut lock(&self.inner().queue));
         // Woken outside the lock.
-        wakers.into_iter().for_each(Waker::wake);
+        wakers.wake();
     }
 
     /// Whether [`close`](Self::close) was called.
@@ -167,11 +165,12 @@ impl Semaphore {
         queue.waiters.capacity() + queue.keys.capacity()
     }
 
-    /// Keys counted for the fair share right now (keys with permits held or
-    /// calls waiting). Test support for the memory contract; not a stable API.
+    /// Keys (of keyed calls) counted for fair queueing right now: keys with
+    /// permits held or calls waiting. Test support for the memory contract;
+    /// not a stable API.
     #[doc(hidden)]
     pub fn active_keys(&self) -> usize {
-        lock(&self.inner().queue).keys.active()
+        lock(&self.inner().queue).keys.keyed()
     }
 
     /// The configured number of permits.
@@ -200,22 +199,12 @@ impl Semaphore {
     pub(crate) fn snapshot(&self) -> Snapshot {
         let queue = lock(&self.inner().queue);
         let available = self.inner().available();
-        let of = |rank| queue.waiters.len_of(rank);
-        let handed = |rank| queue.handed(rank);
         Snapshot {
             in_use: (queue.limit + queue.debt).saturating_sub(available),
             waiters: queue.waiters.len(),
             limit: queue.limit,
-            queued: [
-                of(Criticality::Sheddable),
-                of(Criticality::Default),
-                of(Criticality::Critical),
-            ],
-            handed: [
-                handed(Criticality::Sheddable),
-                handed(Criticality::Default),
-                handed(Criticality::Critical),
-            ],
+            queued: PerCriticality::from_fn(|rank| queue.waiters.len_of(rank)),
+            handed: queue.handed,
         }
     }
 
@@ -231,7 +220,7 @@ impl Semaphore {
             .inner()
             .set_limit_locked(&mut lock(&self.inner().queue), limit);
         // Woken outside the lock.
-        wakers.into_iter().for_each(Waker::wake);
+        wakers.wake();
     }
 
     /// The state behind the lock and the atomic word.
@@ -242,14 +231,7 @@ impl Semaphore {
 
     pub(crate) fn permit(&self, rank: Criticality, key: Option<KeySlot>) -> Permit {
         let handle = match key {
-            None => {
-                let [sheddable, default, critical] = &self.shared.handles;
-                Arc::clone(match rank {
-                    Criticality::Sheddable => sheddable,
-                    Criticality::Default => default,
-                    Criticality::Critical => critical,
-                })
-            }
+            None | Some(KeySlot::KEYLESS) => Arc::clone(&self.shared.handles[rank]),
             // Keyed permits (on the locked path anyway) get a handle of their own.
             Some(_) => Arc::new(Handle::new(Arc::clone(self.inner()), rank, key)),
         };

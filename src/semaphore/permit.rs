@@ -53,14 +53,12 @@ impl Drop for Permit {
                 inner.release();
             }
             Some(slot) => {
-                let waker = {
+                let wakers = {
                     let mut queue = lock(&inner.queue);
                     inner.count_returned(*rank);
                     inner.release_keyed_locked(&mut queue, *slot)
                 };
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
+                wakers.wake();
             }
         }
     }

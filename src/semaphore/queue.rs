@@ -1,11 +1,24 @@
 //! [`Queue`]: the state behind the semaphore's lock — the waiters, the
 //! limit and its debt, the reserve's keeps, the per-key counts and codel's
-//! standing-queue clock — and the choice of whom to serve next.
+//! standing state — and the fair-queueing choices: whom to serve next and
+//! whom a full queue gives up.
+//!
+//! **Fair queueing** (after Kubernetes' API Priority and Fairness, which
+//! dispatches the queued requests of one priority level by flow): within
+//! one criticality every key's waiters form a flow of their own, and a
+//! freed permit goes to the flow whose key holds the fewest permits for its
+//! weight, the one served longest ago among equals. A key that floods only
+//! lengthens its own flow; a quiet key's next call is served at the next
+//! free permit. A call without a key belongs to the keyless key (`keys.rs`),
+//! so leaving the key out buys nothing. Higher criticalities still go first.
 
-use super::keys::KeyTable;
-use super::waiters::{Tag, Waiters};
+use super::keys::{KeySlot, KeyTable};
+use super::waiters::Waiters;
 use crate::criticality::{Criticality, Reserve};
-use crate::time::Instant;
+use crate::per_criticality::PerCriticality;
+use codel::Codel;
+
+pub(super) mod codel;
 
 pub(super) struct Queue {
     pub(super) waiters: Waiters,
@@ -15,15 +28,32 @@ pub(super) struct Queue {
     /// back, because the limit was lowered.
     pub(super) debt: usize,
     pub(super) reserve: Reserve,
-    /// Free permits each rank must leave (sheddable, default, critical).
-    keeps: [usize; 3],
+    /// Free permits each rank must leave.
+    keeps: PerCriticality<usize>,
     pub(super) keys: KeyTable,
-    /// When the current queue started (it was empty before); `None` while empty.
-    pub(super) standing_since: Option<Instant>,
-    /// Serve the newest waiter first (codel's adaptive LIFO) until the queue drains.
+    /// Codel's state, for a codel queue.
+    pub(super) codel: Option<Codel>,
+    /// Serve the newest waiter of a flow first (codel's adaptive LIFO).
     pub(super) newest_first: bool,
     /// Permits handed to waiters that have not picked them up, per rank.
-    pub(super) handed: [usize; 3],
+    pub(super) handed: PerCriticality<usize>,
+    /// Grants so far: the sequence that orders keys served longest ago.
+    grants: u64,
+}
+
+/// A key's calls (in flight plus waiting, or in flight only) for its weight,
+/// compared without division: `a.calls / a.weight < b.calls / b.weight`.
+#[derive(Clone, Copy, Debug)]
+struct Load {
+    calls: usize,
+    weight: u32,
+}
+
+impl Load {
+    fn below(self, other: Load) -> bool {
+        (self.calls as u128) * u128::from(other.weight)
+            < (other.calls as u128) * u128::from(self.weight)
+    }
 }
 
 impl Queue {
@@ -33,24 +63,18 @@ impl Queue {
             limit,
             debt: 0,
             reserve: Reserve::NONE,
-            keeps: [0; 3],
+            keeps: PerCriticality::default(),
             keys: KeyTable::default(),
-            standing_since: None,
+            codel: None,
             newest_first: false,
-            handed: [0; 3],
+            handed: PerCriticality::default(),
+            grants: 0,
         }
-    }
-
-    /// Permits of `rank` handed to waiters that have not picked them up.
-    pub(super) fn handed(&self, rank: Criticality) -> usize {
-        self.handed.get(rank.index()).copied().unwrap_or(0)
     }
 
     /// A permit handed to a waiter of `rank` was picked up or passed on.
     pub(super) fn unhand(&mut self, rank: Criticality) {
-        if let Some(handed) = self.handed.get_mut(rank.index()) {
-            *handed = handed.saturating_sub(1);
-        }
+        self.handed[rank] = self.handed[rank].saturating_sub(1);
     }
 
     /// Whether releases must take the lock.
@@ -60,12 +84,7 @@ impl Queue {
 
     /// Free permits a `rank` call must leave for more critical ones.
     pub(super) fn keep(&self, rank: Criticality) -> usize {
-        let [sheddable, default, critical] = self.keeps;
-        match rank {
-            Criticality::Sheddable => sheddable,
-            Criticality::Default => default,
-            Criticality::Critical => critical,
-        }
+        self.keeps[rank]
     }
 
     pub(super) fn set_limit(&mut self, limit: usize) {
@@ -73,47 +92,137 @@ impl Queue {
         self.update_keeps();
     }
 
-    pub(super) fn reserve(&self) -> Reserve {
-        self.reserve
-    }
-
     pub(super) fn update_keeps(&mut self) {
-        let keep = |rank| self.reserve.keep(self.limit, rank);
-        self.keeps = [keep(Criticality::Sheddable), keep(Criticality::Default), 0];
+        let (reserve, limit) = (self.reserve, self.limit);
+        self.keeps = PerCriticality::from_fn(|rank| reserve.keep(limit, rank));
     }
 
-    /// The waiter of `rank` to serve next: in serve order, the first whose
-    /// key holds less than its fair share (or that has no key) while keys
-    /// wait; otherwise simply the first.
-    pub(super) fn pick(&self, rank: Criticality) -> Option<usize> {
-        let newest_first = self.newest_first;
-        if self.keys.waiting() > 0 {
-            let limit = self.limit;
-            let fair = self.waiters.find(rank, newest_first, |tag| {
-                tag.key
-                    .is_none_or(|slot| self.keys.under_share(slot, limit))
+    /// Permits the keyless key holds, when `in_use` permits are out.
+    pub(super) fn keyless_holding(&self, in_use: usize) -> usize {
+        in_use.saturating_sub(self.keys.keyed_holding())
+    }
+
+    fn held(&self, key: KeySlot, in_use: usize) -> Load {
+        Load {
+            calls: self.keys.holding(key, self.keyless_holding(in_use)),
+            weight: self.keys.weight(key),
+        }
+    }
+
+    fn total(&self, key: KeySlot, in_use: usize) -> Load {
+        let held = self.held(key, in_use);
+        Load {
+            calls: held.calls + self.keys.waiting_of(key),
+            ..held
+        }
+    }
+
+    /// Whether `key` holds more than its fair share: the limit divided by
+    /// the keys with calls in flight or waiting, times its weight.
+    pub(super) fn over_share(&self, key: KeySlot, in_use: usize) -> bool {
+        let held = self.held(key, in_use);
+        let active = self.keys.active(self.keyless_holding(in_use)).max(1);
+        (held.calls as u128) * (active as u128) > (self.limit as u128) * u128::from(held.weight)
+    }
+
+    /// Whether calls of keys other than `key`'s wait.
+    pub(super) fn others_waiting(&self, key: KeySlot) -> bool {
+        self.keys.waiting() > self.keys.waiting_of(key)
+    }
+
+    /// The waiter of `rank` to serve next: the front of the flow whose key
+    /// holds the least for its weight; among equals, the key served longest
+    /// ago, then the one whose oldest waiter is oldest.
+    pub(super) fn pick(&self, rank: Criticality, in_use: usize) -> Option<usize> {
+        let oldest = |key| {
+            let index = self.waiters.end(key, rank, false);
+            index.map_or(u64::MAX, |index| self.waiters.stamp(index))
+        };
+        let mut best: Option<(KeySlot, Load, (u64, u64))> = None;
+        for &key in self.waiters.flows(rank) {
+            let load = self.held(key, in_use);
+            let age = (self.keys.served(key), oldest(key));
+            let better = best.is_none_or(|(_, best_load, best_age)| {
+                load.below(best_load) || (!best_load.below(load) && age < best_age)
             });
-            if fair.is_some() {
-                return fair;
+            if better {
+                best = Some((key, load, age));
             }
         }
-        self.waiters.find(rank, newest_first, |_| true)
+        let (key, _, _) = best?;
+        self.waiters.end(key, rank, self.newest_first)
     }
 
-    /// After a waiter left the queue: a drained queue is no standing queue.
-    pub(super) fn after_removal(&mut self) {
-        if self.waiters.len() == 0 {
-            self.standing_since = None;
-            self.newest_first = false;
+    /// Records that the waiter of `key` was granted a permit.
+    pub(super) fn served(&mut self, key: KeySlot) {
+        self.grants += 1;
+        self.keys.mark_served(key, self.grants);
+    }
+
+    /// The waiter a full queue gives up for an arrival of `rank`: the newest
+    /// (in a standing codel queue: the stalest) of the heaviest key of the
+    /// least critical rank below `rank`. Its owner is refused 503 `displaced`.
+    pub(super) fn below(&self, rank: Criticality, in_use: usize) -> Option<usize> {
+        let lower = Criticality::ALL
+            .into_iter()
+            .rev()
+            .take_while(|&lower| lower < rank)
+            .find(|&lower| self.waiters.len_of(lower) > 0)?;
+        let (key, _) = self.heaviest(lower, in_use)?;
+        self.waiters.end(key, lower, !self.newest_first)
+    }
+
+    /// The waiter a full queue gives up for an arrival of `key` and `rank`
+    /// (when no less critical waiter can go): the newest (in a standing codel
+    /// queue: the stalest) of the heaviest key waiting at `rank`, if `key`
+    /// holds fewer calls (in flight plus waiting, for its weight) than that
+    /// key. Its owner is refused 429 `fair_share`.
+    pub(super) fn unfair(&self, key: KeySlot, rank: Criticality, in_use: usize) -> Option<usize> {
+        let (heaviest, load) = self.heaviest(rank, in_use)?;
+        if heaviest == key || !self.total(key, in_use).below(load) {
+            return None;
         }
+        self.waiters.end(heaviest, rank, !self.newest_first)
+    }
+
+    /// The key with waiters of `rank` that holds the most calls (in flight
+    /// plus waiting) for its weight, with that load; among equals, the one
+    /// whose newest waiter is newest.
+    fn heaviest(&self, rank: Criticality, in_use: usize) -> Option<(KeySlot, Load)> {
+        let newest = |key| {
+            let index = self.waiters.end(key, rank, true);
+            index.map_or(0, |index| self.waiters.stamp(index))
+        };
+        let mut heaviest: Option<(KeySlot, Load, u64)> = None;
+        for &key in self.waiters.flows(rank) {
+            let load = self.total(key, in_use);
+            let age = newest(key);
+            let heavier = heaviest.is_none_or(|(_, most, most_age)| {
+                most.below(load) || (!load.below(most) && age > most_age)
+            });
+            if heavier {
+                heaviest = Some((key, load, age));
+            }
+        }
+        heaviest.map(|(key, load, _)| (key, load))
     }
 
     /// A waiter that stops waiting without a permit (its own timeout, drop
     /// or close) leaves its key's count.
-    pub(super) fn left(&mut self, tag: Tag) {
-        if let Some(slot) = tag.key {
-            self.keys.add_waiting(slot, -1);
-        }
-        self.after_removal();
+    pub(super) fn left(&mut self, key: KeySlot) {
+        self.keys.add_waiting(key, -1);
+    }
+
+    /// Whether the waiter at `index` waited longer than codel's target, by
+    /// the latest time the queue knows, while the queue stands.
+    pub(super) fn is_stale(&self, index: usize) -> bool {
+        let Some(codel) = &self.codel else {
+            return false;
+        };
+        self.newest_first
+            && self
+                .waiters
+                .arrived(index)
+                .is_some_and(|at| codel.overstayed(at))
     }
 }

@@ -4,13 +4,13 @@
 
 use super::acquire::Acquire;
 use super::locked::Ask;
+use super::queue::codel::Codel;
 use super::state::Miss;
 use super::{Permit, Semaphore, TryAcquireError};
 use crate::criticality::{Criticality, Reserve};
 use crate::sync::lock;
 use crate::time::Instant;
 use crate::Key;
-use core::task::Waker;
 use core::time::Duration;
 
 impl Semaphore {
@@ -31,17 +31,18 @@ impl Semaphore {
         &self,
         rank: Criticality,
         key: &Key,
+        weight: u32,
     ) -> Result<Permit, TryAcquireError> {
-        self.try_acquire_locked(rank, Some(key))
+        self.try_acquire_locked(rank, Some((key, weight)))
     }
 
     fn try_acquire_locked(
         &self,
         rank: Criticality,
-        key: Option<&Key>,
+        key: Option<(&Key, u32)>,
     ) -> Result<Permit, TryAcquireError> {
         let mut queue = lock(&self.inner().queue);
-        let slot = key.and_then(|key| queue.keys.slot(key));
+        let slot = key.and_then(|(key, weight)| queue.keys.slot(Some(key), weight));
         let taken = self.inner().take_above(queue.keep(rank));
         match (taken, slot) {
             (Ok(()), slot) => {
@@ -80,10 +81,7 @@ impl Semaphore {
 
     /// Waiters of `rank` displaced from a full queue so far.
     pub(crate) fn displaced(&self, rank: Criticality) -> u64 {
-        self.inner()
-            .displaced
-            .get(rank.index())
-            .map_or(0, |count| count.load(crate::sync::Ordering::Relaxed))
+        self.inner().displaced[rank].load(crate::sync::Ordering::Relaxed)
     }
 
     /// Keeps part of the limit for more critical calls (see [`Reserve`]);
@@ -92,19 +90,31 @@ impl Semaphore {
         let wakers = self
             .inner()
             .set_reserve_locked(&mut lock(&self.inner().queue), reserve);
-        wakers.into_iter().for_each(Waker::wake);
+        wakers.wake();
     }
 
     /// The reserve in force.
     pub(crate) fn reserve(&self) -> Reserve {
-        lock(&self.inner().queue).reserve()
+        lock(&self.inner().queue).reserve
     }
 
-    /// Codel's test: whether the queue has stood (never emptied) for longer
-    /// than `interval` at `now`. If so it is served newest first from now on,
-    /// until it drains.
-    pub(crate) fn standing(&self, now: Instant, interval: Duration) -> bool {
+    /// Makes this a codel queue (see `queue/codel.rs`): a queue stands once
+    /// no permit was idle for `interval`, and then gives new waiters
+    /// `target`.
+    pub(crate) fn set_codel(&self, target: Duration, interval: Duration) {
+        lock(&self.inner().queue).codel = Some(Codel::new(target, interval));
+    }
+
+    /// Notes that a codel admission found a free permit: one was idle.
+    #[inline]
+    pub(crate) fn note_idle(&self) {
+        self.inner().note_idle();
+    }
+
+    /// Codel's test for an arrival at `now` that found no free permit:
+    /// whether the queue stands (then it is served newest first).
+    pub(crate) fn standing(&self, now: Instant) -> bool {
         self.inner()
-            .standing_locked(&mut lock(&self.inner().queue), now, interval)
+            .standing_locked(&mut lock(&self.inner().queue), now)
     }
 }

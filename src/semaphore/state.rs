@@ -13,6 +13,7 @@
 use super::queue::Queue;
 use super::TryAcquireError;
 use crate::criticality::Criticality;
+use crate::per_criticality::PerCriticality;
 use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 /// Bit set once the semaphore is closed.
@@ -39,7 +40,10 @@ pub(super) struct Inner {
     /// default rank's are the rest, so the plain path pays nothing for them.
     returned: [AtomicU64; 2],
     /// Waiters displaced from a full queue, per rank.
-    pub(super) displaced: [AtomicU64; 3],
+    pub(super) displaced: PerCriticality<AtomicU64>,
+    /// Set (to 1) when a codel admission took a free permit on the fast
+    /// path: a permit was idle (`queue/codel.rs`).
+    idle: AtomicUsize,
 }
 
 /// Why a lock-free take failed.
@@ -68,7 +72,8 @@ impl Inner {
             queue: Mutex::new(Queue::new(permits)),
             keeps: [AtomicUsize::new(0), AtomicUsize::new(0)],
             returned: [AtomicU64::new(0), AtomicU64::new(0)],
-            displaced: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
+            displaced: PerCriticality::default(),
+            idle: AtomicUsize::new(0),
         }
     }
 
@@ -165,13 +170,11 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn release_slow(&self) {
-        let waker = {
+        let wakers = {
             let mut queue = lock(&self.queue);
             self.release_locked(&mut queue)
         };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
+        wakers.wake();
     }
 
     /// Adds `count` permits to the pool (lock held), setting `SLOW` to what
@@ -256,5 +259,16 @@ impl Inner {
             Criticality::Critical => critical.load(Ordering::Relaxed),
             Criticality::Default => 0,
         }
+    }
+
+    /// Notes that a permit was idle (a codel admission found one free).
+    #[inline]
+    pub(super) fn note_idle(&self) {
+        self.idle.store(1, Ordering::Relaxed);
+    }
+
+    /// Whether a permit was noted idle since the last call; clears the note.
+    pub(super) fn take_idle_note(&self) -> bool {
+        self.idle.swap(0, Ordering::Relaxed) != 0
     }
 }

@@ -1,6 +1,12 @@
 //! The reference model of an admission with criticalities, reserves, keys
-//! and codel, written from the design contract ("Criticality, fairness and
-//! rate limits"), not from the implementation. It also asserts the
+//! (fair queueing, the keyless key) and codel, written from the design
+//! contract ("Criticality, fairness and rate limits", revised in wave 4),
+//! not from the implementation. Where the contract leaves a choice open, the
+//! model states the one the library documents: the heaviest key gives up
+//! its newest waiter (the stalest in a standing codel queue), ties going to
+//! the key with the newest waiter; the key holding the least is served
+//! first, ties going to the key served longest ago, then to the oldest
+//! waiter. It also asserts the
 //! contract's properties on its own state; the harness checks that the real
 //! admission agrees with it after every step.
 
@@ -41,6 +47,10 @@ pub enum Standing {
     Waiting,
     Granted,
     Displaced,
+    /// Given up for an arrival of a key holding less (429 fair_share).
+    Unfair,
+    /// Refused at the head of a standing codel queue (503 queue_timeout).
+    Stale,
 }
 
 #[derive(Clone, Debug)]
@@ -49,6 +59,7 @@ pub struct Waiter {
     pub rank: Criticality,
     pub key: Option<u8>,
     pub seq: u64,
+    pub at: u64,
     pub deadline: Option<u64>,
     pub standing: Standing,
     /// The tightening epoch when it was granted.
@@ -83,9 +94,18 @@ pub struct Model {
     pub waiters: Vec<Waiter>,
     pub holders: Vec<Holder>,
     pub counts: Counts,
-    since: Option<u64>,
+    /// Codel: when the busy spell began, until when the queue stands, the
+    /// latest waiting arrival, and whether a permit went idle since.
+    busy_since: Option<u64>,
+    standing_until: Option<u64>,
+    codel_now: u64,
+    idle: bool,
     newest_first: bool,
     seq: u64,
+    /// Per key (`None`: the keyless key), the grant number of its last
+    /// queue grant; forgotten with an idle keyed key.
+    served: Vec<(Option<u8>, u64)>,
+    grants: u64,
     /// Bumped whenever the ceilings may have dropped below what is held
     /// (a lower limit, a reserve switched on).
     epoch: u64,
@@ -111,9 +131,14 @@ impl Model {
             waiters: Vec::new(),
             holders: Vec::new(),
             counts: Counts::default(),
-            since: None,
+            busy_since: None,
+            standing_until: None,
+            codel_now: 0,
+            idle: false,
             newest_first: false,
             seq: 0,
+            served: Vec::new(),
+            grants: 0,
             epoch: 0,
         }
     }
@@ -147,20 +172,55 @@ impl Model {
             .filter(|w| w.standing == Standing::Waiting)
     }
 
-    /// Permits held by `key`'s calls, handed-over ones included.
-    pub fn holding(&self, key: u8) -> usize {
-        let held = self.holders.iter().filter(|h| h.key == Some(key)).count();
+    /// Permits held by `key`'s calls (`None`: the keyless key's), handed-over
+    /// ones included.
+    pub fn holding(&self, key: Option<u8>) -> usize {
+        let held = self.holders.iter().filter(|h| h.key == key).count();
         held + self
             .waiters
             .iter()
-            .filter(|w| w.standing == Standing::Granted && w.key == Some(key))
+            .filter(|w| w.standing == Standing::Granted && w.key == key)
             .count()
     }
 
+    /// Calls of `key` waiting.
+    pub fn waiting_of(&self, key: Option<u8>) -> usize {
+        self.waiting().filter(|w| w.key == key).count()
+    }
+
+    fn is_active(&self, key: Option<u8>) -> bool {
+        self.holding(key) > 0 || self.waiting_of(key) > 0
+    }
+
+    /// Keys with calls in flight or waiting, the keyless key among them.
     pub fn active_keys(&self) -> usize {
+        usize::from(self.is_active(None)) + self.active_keyed_keys()
+    }
+
+    /// Keys of keyed calls in flight or waiting.
+    pub fn active_keyed_keys(&self) -> usize {
         (0..=u8::MAX)
-            .filter(|&key| self.holding(key) > 0 || self.waiting().any(|w| w.key == Some(key)))
+            .filter(|&key| self.is_active(Some(key)))
             .count()
+    }
+
+    /// When `key` was last served from the queue (0: not since it was new).
+    pub fn served(&self, key: Option<u8>) -> u64 {
+        self.served
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(0, |&(_, at)| at)
+    }
+
+    /// Forgets the grant numbers of keyed keys that hold and wait for nothing.
+    pub fn forget_idle(&mut self) {
+        let active: Vec<bool> = self
+            .served
+            .iter()
+            .map(|&(key, _)| key.is_none() || self.is_active(key))
+            .collect();
+        let mut flags = active.into_iter();
+        self.served.retain(|_| flags.next().unwrap_or(true));
     }
 
     /// Permits held by calls of `rank` (handed-over ones included).

@@ -8,6 +8,19 @@ use edgeshed::error::OverloadCause;
 impl Model {
     /// A call arrives and is polled once.
     pub fn arrive(&mut self, id: u64, rank: Criticality, key: Option<u8>) -> Outcome {
+        let outcome = self.enter(id, rank, key);
+        self.forget_idle();
+        outcome
+    }
+
+    fn enter(&mut self, id: u64, rank: Criticality, key: Option<u8>) -> Outcome {
+        let codel = matches!(
+            self.policy,
+            Policy::Queue {
+                codel_target: Some(_),
+                ..
+            }
+        );
         if self.available > self.keep(rank) {
             assert!(
                 !self.waiting().any(|w| w.rank >= rank),
@@ -21,6 +34,8 @@ impl Model {
                 key,
                 epoch: self.epoch,
             });
+            // A permit was idle.
+            self.idle |= codel;
             return Outcome::Admitted;
         }
         let (max_queue, timeout) = match self.policy {
@@ -29,50 +44,29 @@ impl Model {
                 max_queue,
                 timeout,
                 codel_target,
-            } if max_queue > 0 => {
-                let standing = self.since.is_some_and(|since| self.now - since > timeout);
-                match codel_target {
-                    Some(target) if standing => {
-                        self.newest_first = true;
-                        (max_queue, Some(target))
-                    }
-                    _ => (max_queue, Some(timeout)),
-                }
-            }
+            } if max_queue > 0 => match codel_target {
+                Some(target) if self.codel_arrival(timeout) => (max_queue, Some(target)),
+                _ => (max_queue, Some(timeout)),
+            },
             _ => return self.refuse_for_capacity(rank, OverloadCause::Shed),
         };
-        if let Some(key) = key {
-            let others_wait = self
-                .waiting()
-                .any(|w| w.key.is_some() && w.key != Some(key));
-            if self.holding(key) * self.active_keys() > self.limit && others_wait {
-                self.counts.fair_share += 1;
-                return Outcome::FairShare;
-            }
+        // Fair share, the keyless key included: over its share while
+        // another key waits, a call is refused instead of queued.
+        let others_wait = self.waiting().any(|w| w.key != key);
+        if self.holding(key) * self.active_keys() > self.limit && others_wait {
+            self.counts.fair_share += 1;
+            return Outcome::FairShare;
         }
-        let was_empty = self.waiting().next().is_none();
         if self.waiting().count() >= max_queue {
-            let waiters = &self.waiters;
-            let victim = RANKS
-                .into_iter()
-                .rev()
-                .filter(|&lower| lower < rank)
-                .find_map(|lower| {
-                    (0..waiters.len())
-                        .filter(|&i| {
-                            waiters[i].standing == Standing::Waiting && waiters[i].rank == lower
-                        })
-                        .max_by_key(|&i| waiters[i].seq)
-                });
-            let Some(victim) = victim else {
+            if let Some(victim) = self.victim_below(rank) {
+                let victim = &mut self.waiters[victim];
+                victim.standing = Standing::Displaced;
+                self.counts.displaced[index(victim.rank)] += 1;
+            } else if let Some(victim) = self.victim_unfair(key, rank) {
+                self.waiters[victim].standing = Standing::Unfair;
+            } else {
                 return self.refuse_for_capacity(rank, OverloadCause::Shed);
-            };
-            let victim = &mut self.waiters[victim];
-            victim.standing = Standing::Displaced;
-            self.counts.displaced[index(victim.rank)] += 1;
-        }
-        if was_empty {
-            self.since = Some(self.now);
+            }
         }
         self.seq += 1;
         self.waiters.push(Waiter {
@@ -80,11 +74,102 @@ impl Model {
             rank,
             key,
             seq: self.seq,
+            at: self.now,
             deadline: timeout.map(|timeout| self.now + timeout),
             standing: Standing::Waiting,
             epoch: 0,
         });
         Outcome::Pending
+    }
+
+    /// Codel's state at an arrival that must wait: a busy spell (no permit
+    /// idle) longer than the interval makes the queue stand, for one interval
+    /// after it was last seen.
+    fn codel_arrival(&mut self, interval: u64) -> bool {
+        self.codel_now = self.codel_now.max(self.now);
+        if std::mem::take(&mut self.idle) {
+            self.busy_since = None;
+        }
+        let since = *self.busy_since.get_or_insert(self.now);
+        if self.now - since > interval {
+            self.standing_until = Some(self.now + interval);
+        }
+        self.newest_first = self.standing_until.is_some_and(|until| self.now < until);
+        self.newest_first
+    }
+
+    /// Positions of the waiting calls of `key` of `rank`, oldest first.
+    fn flow(&self, key: Option<u8>, rank: Criticality) -> Vec<usize> {
+        let mut flow: Vec<usize> = (0..self.waiters.len())
+            .filter(|&i| {
+                let w = &self.waiters[i];
+                w.standing == Standing::Waiting && w.rank == rank && w.key == key
+            })
+            .collect();
+        flow.sort_by_key(|&i| self.waiters[i].seq);
+        flow
+    }
+
+    fn keys_waiting(&self, rank: Criticality) -> Vec<Option<u8>> {
+        let mut keys: Vec<Option<u8>> = self
+            .waiting()
+            .filter(|w| w.rank == rank)
+            .map(|w| w.key)
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
+    /// The key of `rank` holding the most (in flight plus waiting), ties to
+    /// the one whose newest waiter is newest; with its load.
+    fn heaviest(&self, rank: Criticality) -> Option<(Option<u8>, usize)> {
+        self.keys_waiting(rank)
+            .into_iter()
+            .map(|key| {
+                let load = self.holding(key) + self.waiting_of(key);
+                let newest = self
+                    .flow(key, rank)
+                    .last()
+                    .map_or(0, |&i| self.waiters[i].seq);
+                (key, load, newest)
+            })
+            .max_by_key(|&(_, load, newest)| (load, newest))
+            .map(|(key, load, _)| (key, load))
+    }
+
+    /// The waiter a full flow gives up: its newest, or in a standing codel
+    /// queue its stalest.
+    fn given_up(&self, key: Option<u8>, rank: Criticality) -> Option<usize> {
+        let flow = self.flow(key, rank);
+        if self.newest_first {
+            flow.first().copied()
+        } else {
+            flow.last().copied()
+        }
+    }
+
+    /// A full queue's victim for a `rank` arrival: of the least critical rank
+    /// below it with waiters, the heaviest key's.
+    fn victim_below(&self, rank: Criticality) -> Option<usize> {
+        let lower = RANKS
+            .into_iter()
+            .rev()
+            .filter(|&lower| lower < rank)
+            .find(|&lower| self.waiting().any(|w| w.rank == lower))?;
+        let (key, _) = self.heaviest(lower)?;
+        self.given_up(key, lower)
+    }
+
+    /// A full queue's victim for an arrival of `key` holding less than the
+    /// heaviest key waiting at `rank`: that key's.
+    fn victim_unfair(&self, key: Option<u8>, rank: Criticality) -> Option<usize> {
+        let (heaviest, load) = self.heaviest(rank)?;
+        let own = self.holding(key) + self.waiting_of(key);
+        if heaviest == key || own >= load {
+            return None;
+        }
+        self.given_up(heaviest, rank)
     }
 
     /// A refusal for lack of capacity: no lower criticality may hold more
@@ -128,7 +213,7 @@ impl Model {
             .position(|w| w.id == id)
             .expect("a queued call");
         let waiter = self.waiters[at].clone();
-        match waiter.standing {
+        let outcome = match waiter.standing {
             Standing::Granted => {
                 self.waiters.remove(at);
                 self.counts.admitted[index(waiter.rank)] += 1;
@@ -145,13 +230,24 @@ impl Model {
                 self.waiters.remove(at);
                 Outcome::Overloaded(OverloadCause::Displaced)
             }
+            Standing::Unfair => {
+                self.waiters.remove(at);
+                self.counts.fair_share += 1;
+                Outcome::FairShare
+            }
+            Standing::Stale => {
+                self.waiters.remove(at);
+                self.counts.queue_timeouts[index(waiter.rank)] += 1;
+                Outcome::Overloaded(OverloadCause::QueueTimeout)
+            }
             Standing::Waiting if waiter.deadline.is_some_and(|at| at <= self.now) => {
                 self.waiters.remove(at);
-                self.after_removal();
                 self.refuse_for_capacity(waiter.rank, OverloadCause::QueueTimeout)
             }
             Standing::Waiting => Outcome::Pending,
-        }
+        };
+        self.forget_idle();
+        outcome
     }
 
     /// A waiting call is dropped.
@@ -162,11 +258,11 @@ impl Model {
             .position(|w| w.id == id)
             .expect("a queued call");
         let waiter = self.waiters.remove(at);
-        match waiter.standing {
-            Standing::Granted => self.release_permit(),
-            Standing::Waiting => self.after_removal(),
-            Standing::Displaced => {}
+        self.forget_idle();
+        if waiter.standing == Standing::Granted {
+            self.release_permit();
         }
+        self.forget_idle();
     }
 
     /// A held permit is dropped.
@@ -177,7 +273,9 @@ impl Model {
             .position(|h| h.id == id)
             .expect("a holder");
         self.holders.remove(at);
+        self.forget_idle();
         self.release_permit();
+        self.forget_idle();
     }
 
     fn release_permit(&mut self) {
@@ -185,60 +283,80 @@ impl Model {
             self.debt -= 1;
             return;
         }
-        match self.top_waiting_rank() {
-            Some(rank) if self.available + 1 > self.keep(rank) => self.grant(rank),
-            _ => self.available += 1,
+        while let Some(rank) = self.top_waiting_rank() {
+            if self.available < self.keep(rank) {
+                break;
+            }
+            let chosen = self.pick(rank);
+            if self.is_stale(chosen) {
+                self.waiters[chosen].standing = Standing::Stale;
+                continue;
+            }
+            self.grant(chosen);
+            return;
         }
+        self.available += 1;
+        self.idle |= matches!(
+            self.policy,
+            Policy::Queue {
+                codel_target: Some(_),
+                ..
+            }
+        );
     }
 
-    /// Hands a permit to the waiter of `rank` served next: oldest first (or
-    /// newest in a standing codel queue), keys under their fair share first.
-    fn grant(&mut self, rank: Criticality) {
-        let active = self.active_keys();
-        let limit = self.limit;
-        let mut order: Vec<usize> = (0..self.waiters.len())
-            .filter(|&i| {
-                self.waiters[i].standing == Standing::Waiting && self.waiters[i].rank == rank
-            })
-            .collect();
-        order.sort_by_key(|&i| self.waiters[i].seq);
-        if self.newest_first {
-            order.reverse();
-        }
-        let under = |model: &Self, i: usize| {
-            model.waiters[i]
-                .key
-                .is_none_or(|key| model.holding(key) * active < limit)
+    /// Whether the waiter at `chosen` reaches the head of a standing codel
+    /// queue after waiting longer than the target (by the latest arrival).
+    fn is_stale(&self, chosen: usize) -> bool {
+        let Policy::Queue {
+            codel_target: Some(target),
+            ..
+        } = self.policy
+        else {
+            return false;
         };
-        let keyed_wait = self.waiting().any(|w| w.key.is_some());
-        let chosen = order
-            .iter()
-            .copied()
-            .find(|&i| !keyed_wait || under(self, i))
-            .or(order.first().copied())
+        self.newest_first && self.codel_now.saturating_sub(self.waiters[chosen].at) > target
+    }
+
+    /// The waiter of `rank` served next (fair queueing): the key holding the
+    /// least, ties to the one served longest ago, then to the oldest waiter;
+    /// its oldest waiter, or its newest in a standing codel queue.
+    fn pick(&self, rank: Criticality) -> usize {
+        let key = self
+            .keys_waiting(rank)
+            .into_iter()
+            .min_by_key(|&key| {
+                let oldest = self
+                    .flow(key, rank)
+                    .first()
+                    .map_or(0, |&i| self.waiters[i].seq);
+                (self.holding(key), self.served(key), oldest)
+            })
             .expect("a waiter of that rank");
-        // The fair share: no key at or over its share is admitted while a
-        // waiter of another key of the same criticality is under its share.
-        if let Some(key) = self.waiters[chosen].key {
-            if self.holding(key) * active >= limit {
-                assert!(
-                    !order
-                        .iter()
-                        .any(|&i| self.waiters[i].key.is_some_and(|k| k != key) && under(self, i)),
-                    "key {key} over its share admitted while another key waits under its share"
-                );
-            }
+        // The fair share: the key served holds no more than any other key
+        // waiting at that rank.
+        for other in self.keys_waiting(rank) {
+            assert!(
+                self.holding(key) <= self.holding(other),
+                "fair queueing picked a heavier key"
+            );
         }
+        let flow = self.flow(key, rank);
+        let chosen = if self.newest_first {
+            flow.last()
+        } else {
+            flow.first()
+        };
+        *chosen.expect("a waiter of that key")
+    }
+
+    fn grant(&mut self, chosen: usize) {
         self.waiters[chosen].standing = Standing::Granted;
         self.waiters[chosen].epoch = self.epoch;
-        self.after_removal();
-    }
-
-    fn after_removal(&mut self) {
-        if self.waiting().next().is_none() {
-            self.since = None;
-            self.newest_first = false;
-        }
+        self.grants += 1;
+        let key = self.waiters[chosen].key;
+        self.served.retain(|&(k, _)| k != key);
+        self.served.push((key, self.grants));
     }
 
     pub fn set_limit(&mut self, limit: usize) {
@@ -271,8 +389,13 @@ impl Model {
             if self.available <= self.keep(rank) {
                 break;
             }
+            let chosen = self.pick(rank);
+            if self.is_stale(chosen) {
+                self.waiters[chosen].standing = Standing::Stale;
+                continue;
+            }
             self.available -= 1;
-            self.grant(rank);
+            self.grant(chosen);
         }
     }
 

@@ -141,7 +141,10 @@ pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions
     let classified = facts % 4 != 3;
     // `callFacts` checked that the signal is an AbortSignal.
     let signal = (facts / 4 % 2 == 1).then(call_signal);
-    let key = (facts / 8 % 2 == 1).then(|| Key::from(call_key()));
+    let key = (facts / 8 % 2 == 1).then(|| {
+        edgeshed_wasm::seed_keys();
+        Key::from(call_key())
+    });
     let deadline = (facts / 16).checked_sub(1);
     Ok(CallOptions {
         signal,

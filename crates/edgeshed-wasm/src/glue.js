@@ -104,6 +104,14 @@ export function wallNow() {
     return NaN;
   }
 }
+// 16 random bytes: the secret keys are hashed with (src/keys.rs). Lazily,
+// never at module scope (workerd refuses randomness there); Math.random
+// only if WebCrypto refuses.
+export function randomSecret() {
+  const bytes = new Uint8Array(16);
+  try { crypto.getRandomValues(bytes); } catch { bytes.forEach((_, i) => { bytes[i] = Math.random() * 256; }); }
+  return bytes;
+}
 
 // --- src/body.rs ---
 // Per-holder state of the bodies it holds: `live` maps each to its expiry

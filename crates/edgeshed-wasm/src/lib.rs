@@ -15,6 +15,7 @@
 //! | [`body`] | a response body that holds a permit until it is done |
 //! | [`fetch`] | the host's `fetch`, without throwing through a poll |
 //! | [`race`] | [`or_never`](race::or_never): an optional future for `select` |
+//! | [`seed_keys`] | the secret [`Key`](edgeshed::Key)s are hashed with, from WebCrypto |
 //!
 //! ## The contract
 //!
@@ -77,6 +78,7 @@ pub mod fetch;
 pub mod held;
 mod host;
 mod id_map;
+mod keys;
 pub mod race;
 pub mod settled;
 mod sleep;
@@ -84,4 +86,5 @@ pub mod task;
 mod timers;
 
 pub use clock::JsClock;
+pub use keys::seed_keys;
 pub use sleep::JsSleep;

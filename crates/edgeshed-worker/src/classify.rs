@@ -13,8 +13,11 @@
 //! // An unknown value is ignored.
 //! assert_eq!(criticality(Criticality::Default, Some("urgent")), Criticality::Default);
 //!
-//! assert_eq!(key(Some(" tenant-1 ")).map(|k| k.as_str().to_string()), Some("tenant-1".into()));
+//! assert_eq!(key(Some(" tenant-1 ")), Some(edgeshed::Key::from("tenant-1")));
 //! assert_eq!(key(Some("")), None);
+//! // The whole value is the key: values that share a long prefix stay apart.
+//! let jwt = |user: &str| format!("Bearer {}.{user}", "e".repeat(300));
+//! assert_ne!(key(Some(&jwt("alice"))), key(Some(&jwt("bob"))));
 //! ```
 
 use edgeshed::admission::Criticality;
@@ -22,11 +25,6 @@ use edgeshed::Key;
 
 /// The request header that may lower a request's criticality.
 pub const CRITICALITY_HEADER: &str = "edgeshed-criticality";
-
-/// The longest key kept, in bytes: a longer header value is cut (at a
-/// character boundary), so a client cannot make the key tables hold
-/// arbitrarily large strings.
-pub const MAX_KEY_BYTES: usize = 256;
 
 /// The criticality of a request on a route of `route` criticality, given
 /// its `edgeshed-criticality` header: the lower of the two. A value that
@@ -37,16 +35,15 @@ pub fn criticality(route: Criticality, header: Option<&str>) -> Criticality {
     asked.map_or(route, |asked| route.lowered_to(asked))
 }
 
-/// The key of a request whose key header holds `value`: trimmed, at most
-/// [`MAX_KEY_BYTES`]; `None` when there is no header or it is blank.
+/// The value a request's key header holds, trimmed; `None` when there is
+/// no header or it is blank.
+pub fn key_value(value: Option<&str>) -> Option<&str> {
+    Some(value?.trim()).filter(|value| !value.is_empty())
+}
+
+/// The key of a request whose key header holds `value` ([`key_value`]): a
+/// keyed hash of the *whole* value ([`Key`]), so long values never merge
+/// and a key costs the same memory however long its value.
 pub fn key(value: Option<&str>) -> Option<Key> {
-    let value = value?.trim();
-    if value.is_empty() {
-        return None;
-    }
-    let mut end = value.len().min(MAX_KEY_BYTES);
-    while !value.is_char_boundary(end) {
-        end -= 1;
-    }
-    value.get(..end).map(Key::from)
+    key_value(value).map(Key::from)
 }

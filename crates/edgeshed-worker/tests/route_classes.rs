@@ -11,7 +11,8 @@ use edgeshed::admission::{Admission, Call, Criticality, Policy};
 use edgeshed::error::RateLimited;
 use edgeshed::rate_limit::Rate;
 use edgeshed::time::ManualClock;
-use edgeshed_worker::classify::{criticality, key, MAX_KEY_BYTES};
+use edgeshed::Key;
+use edgeshed_worker::classify::{criticality, key};
 use edgeshed_worker::failure::{Failure, Refusal, Scope};
 use edgeshed_worker::metrics::{
     render_prometheus, render_stats_json, Histogram, RouteMetrics, ScopeMetrics,
@@ -42,20 +43,20 @@ fn the_header_lowers_and_never_raises() {
 }
 
 #[test]
-fn keys_are_trimmed_bounded_and_absent_when_blank() {
+fn keys_are_trimmed_whole_and_absent_when_blank() {
     assert_eq!(key(None), None);
     assert_eq!(key(Some("  \t")), None);
-    assert_eq!(key(Some(" 192.0.2.1 ")).unwrap().as_str(), "192.0.2.1");
-    let long = "é".repeat(MAX_KEY_BYTES); // 2 bytes each
-    let cut = key(Some(&long)).unwrap();
-    assert_eq!(cut.as_str().len(), MAX_KEY_BYTES);
-    assert!(long.starts_with(cut.as_str()));
-    let odd = format!("a{long}");
-    assert_eq!(
-        key(Some(&odd)).unwrap().as_str().len(),
-        MAX_KEY_BYTES - 1,
-        "cut at a character boundary"
-    );
+    assert_eq!(key(Some(" 192.0.2.1 ")), Some(Key::from("192.0.2.1")));
+    assert_eq!(key(Some(" 192.0.2.1 ")).unwrap().shown(), "192.0.2.1");
+    // Two JWT-like values sharing their first 300 bytes are two keys (the
+    // old 256-byte cut merged them into one).
+    let jwt = |user: &str| format!("Bearer eyJ{}.{user}", "A".repeat(300));
+    assert_ne!(key(Some(&jwt("alice"))), key(Some(&jwt("mallory"))));
+    assert_eq!(key(Some(&jwt("alice"))), key(Some(&jwt("alice"))));
+    // A 16 KiB value costs what a short one does.
+    let huge = key(Some(&"k".repeat(16 * 1024))).unwrap();
+    assert_eq!(std::mem::size_of_val(&huge), std::mem::size_of::<Key>());
+    assert_eq!(huge.shown(), "k".repeat(Key::SHOWN_BYTES));
 }
 
 fn answer(failure: Failure, scope: Scope<'_>, route: &str) -> (u16, Value, bool, u32) {

@@ -7,6 +7,7 @@
     clippy::indexing_slicing
 )]
 
+use super::super::keys::KeySlot;
 use super::{Place as Key, Standing, Tag, Waiters, FLOOR};
 use crate::criticality::Criticality;
 use core::task::Waker;
@@ -16,13 +17,20 @@ fn push(waiters: &mut Waiters) -> Key {
 }
 
 fn push_as(waiters: &mut Waiters, rank: Criticality) -> Key {
-    waiters.push(Waker::noop().clone(), Tag { rank, key: None })
+    waiters.push(
+        Waker::noop().clone(),
+        Tag {
+            rank,
+            key: KeySlot::KEYLESS,
+        },
+        None,
+    )
 }
 
 /// Grants the oldest waiter of the most critical rank.
 fn grant_front(waiters: &mut Waiters) -> Option<Option<Waker>> {
     let rank = waiters.top_rank()?;
-    let index = waiters.find(rank, false, |_| true)?;
+    let index = waiters.end(KeySlot::KEYLESS, rank, false)?;
     waiters
         .take_out(index, Standing::Granted)
         .map(|(waker, _)| waker)
@@ -65,15 +73,15 @@ fn free_slots_at_the_end_are_dropped_and_an_empty_queue_holds_nothing() {
     let keys: Vec<Key> = (0..10).map(|_| push(&mut waiters)).collect();
     waiters.free(keys[9]).unwrap();
     waiters.free(keys[7]).unwrap();
-    assert_eq!(waiters.nodes.len(), 9, "the free last slot is dropped");
+    assert_eq!(waiters.slab.slots(), 9, "the free last slot is dropped");
     waiters.free(keys[8]).unwrap();
-    assert_eq!(waiters.nodes.len(), 7, "slots 8 and 7 are dropped");
+    assert_eq!(waiters.slab.slots(), 7, "slots 8 and 7 are dropped");
     for key in &keys[..7] {
         waiters.free(*key).unwrap();
     }
-    assert!(waiters.nodes.is_empty());
-    assert!(waiters.free.is_empty());
-    assert_eq!((waiters.len(), waiters.occupied), (0, 0));
+    assert_eq!(waiters.slab.slots(), 0);
+    assert_eq!(waiters.slab.free_entries(), 0);
+    assert_eq!((waiters.len(), waiters.slab.occupied()), (0, 0));
 }
 
 #[test]
@@ -82,7 +90,7 @@ fn a_stale_key_stays_stale_after_its_slot_is_trimmed_and_rebuilt() {
     let first = push(&mut waiters);
     let stale = push(&mut waiters);
     waiters.free(stale).unwrap();
-    assert_eq!(waiters.nodes.len(), 1);
+    assert_eq!(waiters.slab.slots(), 1);
     let fresh = push(&mut waiters);
     assert_eq!(fresh.index, stale.index, "the same slot, rebuilt");
     assert!(waiters.standing_mut(stale).is_none());
@@ -147,8 +155,12 @@ fn stale_free_list_entries_are_swept() {
     for key in &keys[1..] {
         waiters.free(*key).unwrap();
     }
-    assert_eq!(waiters.nodes.len(), 1);
-    assert!(waiters.free.len() <= FLOOR + 2, "{}", waiters.free.len());
+    assert_eq!(waiters.slab.slots(), 1);
+    assert!(
+        waiters.slab.free_entries() <= FLOOR + 2,
+        "{}",
+        waiters.slab.free_entries()
+    );
     assert!(waiters.capacity() <= 4 * FLOOR, "{}", waiters.capacity());
     assert_eq!(push(&mut waiters).index, 1);
 }
@@ -168,26 +180,29 @@ fn the_most_critical_rank_is_served_first_and_fifo_within_it() {
 }
 
 #[test]
-fn newest_below_finds_the_newest_waiter_of_the_least_critical_rank_below() {
+fn each_key_has_a_fifo_flow_that_leaves_the_flows_once_empty() {
     let mut waiters = Waiters::default();
-    let shed_old = push_as(&mut waiters, Criticality::Sheddable);
-    let shed_new = push_as(&mut waiters, Criticality::Sheddable);
-    let default = push_as(&mut waiters, Criticality::Default);
-    let index = |key: Key| key.index;
-    assert_eq!(
-        waiters.newest_below(Criticality::Critical),
-        Some(index(shed_new))
-    );
-    assert_eq!(
-        waiters.newest_below(Criticality::Default),
-        Some(index(shed_new))
-    );
-    assert_eq!(waiters.newest_below(Criticality::Sheddable), None);
-    waiters.free(shed_new).unwrap();
-    waiters.free(shed_old).unwrap();
-    assert_eq!(
-        waiters.newest_below(Criticality::Critical),
-        Some(index(default))
-    );
-    assert_eq!(waiters.newest_below(Criticality::Default), None);
+    let slot = |n: u32| KeySlot::for_test(n);
+    let tag = |key| Tag {
+        rank: Criticality::Default,
+        key,
+    };
+    let a1 = waiters.push(Waker::noop().clone(), tag(slot(3)), None);
+    let b1 = waiters.push(Waker::noop().clone(), tag(slot(7)), None);
+    let a2 = waiters.push(Waker::noop().clone(), tag(slot(3)), None);
+    assert_eq!(waiters.flows(Criticality::Default), [slot(3), slot(7)]);
+    let ends = |waiters: &Waiters, key| {
+        let rank = Criticality::Default;
+        (waiters.end(key, rank, false), waiters.end(key, rank, true))
+    };
+    assert_eq!(ends(&waiters, slot(3)), (Some(a1.index), Some(a2.index)));
+    assert_eq!(ends(&waiters, slot(7)), (Some(b1.index), Some(b1.index)));
+    waiters.free(a1).unwrap();
+    assert_eq!(ends(&waiters, slot(3)), (Some(a2.index), Some(a2.index)));
+    waiters.free(b1).unwrap();
+    assert_eq!(waiters.flows(Criticality::Default), [slot(3)]);
+    waiters.free(a2).unwrap();
+    assert!(waiters.flows(Criticality::Default).is_empty());
+    assert_eq!(waiters.top_rank(), None);
+    assert!(waiters.flows.is_empty(), "the per-key lists are trimmed");
 }

@@ -15,6 +15,10 @@ extern "C" {
     #[wasm_bindgen(js_name = wallNow)]
     pub(crate) fn wall_millis() -> f64;
 
+    /// 16 random bytes (WebCrypto; never throws).
+    #[wasm_bindgen(js_name = randomSecret)]
+    pub(crate) fn random_secret() -> js_sys::Uint8Array;
+
     /// Whether this is workerd (Cloudflare Workers).
     #[wasm_bindgen(js_name = inWorkerd)]
     pub(crate) fn in_workerd() -> bool;

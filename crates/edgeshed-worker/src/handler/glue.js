@@ -150,13 +150,16 @@ export function rateLimiterOf(env, name) {
 }
 export function rateLimitAllows(binding, key) {
   // A binding that throws or rejects allows the request: its limit is an
-  // extra one, and the gateway's own limits still apply.
-  try {
-    return Promise.resolve(binding.limit({ key })).then(
-      (outcome) => outcome?.success !== false,
-      () => true,
-    );
-  } catch {
-    return Promise.resolve(true);
-  }
+  // extra one, and the gateway's own limits still apply. It counts across
+  // isolates, so it gets the same key in every one: the SHA-256 of the whole
+  // value (hex), never a per-isolate hash and never a cut value.
+  return keyDigest(key)
+    .then((digest) => binding.limit({ key: digest }))
+    .then((outcome) => outcome?.success !== false, () => true);
+}
+
+async function keyDigest(key) {
+  if (key === "") return "";
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

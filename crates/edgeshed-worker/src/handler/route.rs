@@ -3,7 +3,7 @@
 //! limit — per isolate (a GCRA on the JS clock) or Cloudflare's Rate
 //! Limiting binding — with the `RateLimit` headers of its responses.
 
-use crate::classify::{criticality, key, CRITICALITY_HEADER};
+use crate::classify::{criticality, key_value, CRITICALITY_HEADER};
 use crate::config::{Config, ConfigError, KeySource, RateLimit, Route};
 use crate::handler::host::{rate_limit_allows, rate_limiter_of};
 use crate::metrics::RouteMetrics;
@@ -41,8 +41,10 @@ pub(crate) struct RouteRuntime {
 pub(crate) struct Classified {
     /// Its criticality and fairness key, for every limit it passes.
     pub(crate) call: Call,
-    /// The key its rate is counted for.
-    rate_key: Option<Key>,
+    /// The value of the key its rate is counted for (hashed where it is
+    /// counted: keyed per isolate here, SHA-256 for the binding, which
+    /// counts across isolates).
+    rate_key: Option<String>,
 }
 
 /// What every limit a request passes needs to know of it: its call (its
@@ -62,9 +64,10 @@ fn header(request: &web_sys::Request, name: &str) -> Option<String> {
     request.headers().get(name).ok().flatten()
 }
 
-/// The key of `request` from `source`.
-fn key_of(request: &web_sys::Request, source: Option<&KeySource>) -> Option<Key> {
-    key(header(request, source?.header()).as_deref())
+/// The value of `request`'s key from `source` (trimmed, not blank).
+fn key_of(request: &web_sys::Request, source: Option<&KeySource>) -> Option<String> {
+    let value = header(request, source?.header())?;
+    key_value(Some(&value)).map(str::to_owned)
 }
 
 /// Every route's runtime, in `config.routes` order. A rate-limit binding
@@ -110,8 +113,10 @@ impl RouteRuntime {
     pub(crate) fn classify(route: &Route, request: &web_sys::Request) -> Classified {
         let admission = route.admission();
         let asked = header(request, CRITICALITY_HEADER);
+        edgeshed_wasm::seed_keys();
+        let fairness_key = key_of(request, admission.fairness.as_ref());
         let call = Call::new(criticality(admission.criticality(), asked.as_deref()))
-            .with_optional_key(key_of(request, admission.fairness.as_ref()));
+            .with_optional_key(fairness_key.as_deref().map(Key::from));
         let rate_key = match &admission.rate_limit {
             Some(RateLimit::Local { key, .. } | RateLimit::Binding { key, .. }) => {
                 key_of(request, key.as_ref())
@@ -131,7 +136,7 @@ impl RouteRuntime {
             RouteRate::None => Ok(None),
             RouteRate::Local(limiter, rate) => {
                 let checked = match &classified.rate_key {
-                    Some(key) => limiter.check_key(key),
+                    Some(value) => limiter.check_key(&Key::from(value)),
                     None => limiter.check(),
                 };
                 let policy = || rate_headers::policy(rate);
@@ -155,7 +160,7 @@ impl RouteRuntime {
                 period,
                 refused,
             } => {
-                let key = classified.rate_key.as_ref().map_or("", Key::as_str);
+                let key = classified.rate_key.as_deref().unwrap_or_default();
                 let allowed = Settled::new(rate_limit_allows(binding, key)).await;
                 if allowed.map_or(true, |value| value.as_bool() != Some(false)) {
                     return Ok(None);
