@@ -182,7 +182,7 @@ impl Inner {
         available: usize,
     ) -> Result<Option<(usize, Standing)>, AcquireError> {
         let in_use = Self::in_use(queue, available);
-        if queue.over_share(key, in_use) && queue.others_waiting(key) {
+        if queue.over_share(key, in_use) && queue.others_waiting(key, ask.rank) {
             return Err(AcquireError::FairShare);
         }
         if queue.waiters.len() < ask.max_waiters {

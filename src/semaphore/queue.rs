@@ -125,9 +125,13 @@ impl Queue {
         (held.calls as u128) * (active as u128) > (self.limit as u128) * u128::from(held.weight)
     }
 
-    /// Whether calls of keys other than `key`'s wait.
-    pub(super) fn others_waiting(&self, key: KeySlot) -> bool {
-        self.keys.waiting() > self.keys.waiting_of(key)
+    /// Whether calls of keys other than `key`'s wait at `rank` or above
+    /// (a less critical waiter is served after a `rank` call anyway).
+    pub(super) fn others_waiting(&self, key: KeySlot, rank: Criticality) -> bool {
+        Criticality::ALL
+            .into_iter()
+            .take_while(|&above| above >= rank)
+            .any(|above| self.waiters.len_of(above) > self.waiters.flow_len(key, above))
     }
 
     /// The waiter of `rank` to serve next: the front of the flow whose key

@@ -51,8 +51,9 @@ impl Model {
             _ => return self.refuse_for_capacity(rank, OverloadCause::Shed),
         };
         // Fair share, the keyless key included: over its share while
-        // another key waits, a call is refused instead of queued.
-        let others_wait = self.waiting().any(|w| w.key != key);
+        // another key waits at its criticality or above, a call is refused
+        // instead of queued.
+        let others_wait = self.waiting().any(|w| w.key != key && w.rank >= rank);
         if self.holding(key) * self.active_keys() > self.limit && others_wait {
             self.counts.fair_share += 1;
             return Outcome::FairShare;

@@ -129,6 +129,11 @@ impl Waiters {
         &self.active[rank]
     }
 
+    /// Waiters of `key` of `rank`.
+    pub(crate) fn flow_len(&self, key: KeySlot, rank: Criticality) -> usize {
+        self.list(key, rank).map_or(0, |list| list.len)
+    }
+
     /// The oldest (or, with `newest`, the newest) waiter of `key` of `rank`,
     /// as a slab index.
     pub(crate) fn end(&self, key: KeySlot, rank: Criticality, newest: bool) -> Option<usize> {
