@@ -70,8 +70,6 @@ pub(crate) struct KeyTable {
     entries: Vec<Option<Entry>>,
     free: Vec<usize>,
     index: HashMap<Key, KeySlot>,
-    /// Calls of all keys waiting (the keyless key's too).
-    waiting: usize,
     /// Permits held by keyed calls.
     keyed_holding: usize,
 }
@@ -82,7 +80,6 @@ impl Default for KeyTable {
             entries: vec![Some(Entry::new(None, 1))],
             free: Vec::new(),
             index: HashMap::new(),
-            waiting: 0,
             keyed_holding: 0,
         }
     }
@@ -131,11 +128,6 @@ impl KeyTable {
     /// Keyed keys holding or waiting (test support for the memory contract).
     pub(crate) fn keyed(&self) -> usize {
         self.index.len()
-    }
-
-    /// Calls of any key waiting.
-    pub(crate) fn waiting(&self) -> usize {
-        self.waiting
     }
 
     /// Calls of `slot`'s key waiting.
@@ -193,14 +185,8 @@ impl KeyTable {
 
     /// One more call of `slot`'s key waiting (`by > 0`) or one fewer (`by < 0`).
     pub(crate) fn add_waiting(&mut self, slot: KeySlot, by: isize) {
-        let mut changed = false;
         if let Some(entry) = self.entry_mut(slot) {
-            let before = entry.waiting;
             entry.waiting = entry.waiting.saturating_add_signed(by);
-            changed = entry.waiting != before;
-        }
-        if changed {
-            self.waiting = self.waiting.saturating_add_signed(by);
         }
         self.forget_idle(slot);
     }
