@@ -21,8 +21,10 @@ impl<C: Clock> Admission<C> {
                 return Decision::Rejected(AdmitError::Expired);
             }
         }
+        shared.saw(call.key());
         if let Some(rate) = &self.rate {
             if let Err(limited) = rate.check_at(call.key(), now()) {
+                shared.refused(call.key());
                 return Decision::Rejected(AdmitError::RateLimited(limited));
             }
         }
@@ -48,6 +50,7 @@ impl<C: Clock> Admission<C> {
             Policy::Queue { max_queue, timeout } if max_queue > 0 => (max_queue, Some(timeout)),
             _ => {
                 counters.shed.add(rank);
+                shared.refused(key.as_ref());
                 return Decision::Rejected(AdmitError::Overloaded(Overloaded::new()));
             }
         };

@@ -81,6 +81,7 @@ mod options;
 mod policy;
 mod queued;
 mod stats;
+mod top_keys;
 
 #[cfg(feature = "http")]
 pub use crate::call::FromExtensions;
@@ -92,6 +93,7 @@ pub use admit_error::AdmitError;
 pub use options::{Options, QueueDiscipline};
 pub use policy::Policy;
 pub use stats::{ByCriticality, CriticalityStats, Stats};
+pub use top_keys::RefusedKey;
 
 pub(crate) use admit::Decision;
 pub(crate) use queued::Queued;
@@ -121,9 +123,29 @@ pub(crate) struct Shared {
     policy: Policy,
     discipline: QueueDiscipline,
     counters: Counters,
+    top_refused: top_keys::TopRefused,
+    /// Set once a keyed call was seen: from then on refusals of calls
+    /// without a key count for [`Admission::top_refused_keys`] too (a
+    /// limiter whose calls never carry a key pays nothing for it).
+    keyed_seen: crate::sync::AtomicUsize,
 }
 
 impl Shared {
+    /// Notes a call of `key`, before its admission is decided.
+    #[inline]
+    pub(crate) fn saw(&self, key: Option<&Key>) {
+        if key.is_some() {
+            self.keyed_seen.store(1, crate::sync::Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a refusal of a call of `key` for the top refused keys.
+    pub(crate) fn refused(&self, key: Option<&Key>) {
+        if key.is_some() || self.keyed_seen.load(crate::sync::Ordering::Relaxed) != 0 {
+            self.top_refused.record(key.copied());
+        }
+    }
+
     /// The `shed` counter, for a `LoadShed` that counts into this admission.
     pub(crate) fn shed_counter(&self) -> &crate::sync::AtomicU64 {
         self.counters.shed.at(Criticality::Default)
@@ -232,6 +254,8 @@ impl<C: Clock> Admission<C> {
                 policy,
                 discipline,
                 counters: Counters::default(),
+                top_refused: top_keys::TopRefused::default(),
+                keyed_seen: crate::sync::AtomicUsize::new(0),
             }),
             clock,
             rate: None,
@@ -268,6 +292,14 @@ impl<C: Clock> Admission<C> {
         let permit = self.shared.semaphore.try_acquire_as(criticality).ok()?;
         self.shared.counters.admitted.add(criticality);
         Some(permit)
+    }
+
+    /// The keys refused most often (429s and 503s; at most 10, most first),
+    /// counted in bounded memory whatever the number of keys: see
+    /// [`RefusedKey`]. Calls without a key count as one key (`None`) once the
+    /// admission has seen a keyed call.
+    pub fn top_refused_keys(&self) -> Vec<RefusedKey> {
+        self.shared.top_refused.top()
     }
 
     /// The policy applied when the limit is reached.

@@ -47,9 +47,12 @@ impl<S: Future<Output = ()>> Queued<S> {
         let Some(acquire) = self.acquire.as_mut() else {
             return Poll::Ready(Err(AdmitError::Closed));
         };
-        let Poll::Ready(outcome) = Pin::new(acquire).poll(cx) else {
+        let Poll::Ready(outcome) = Pin::new(&mut *acquire).poll(cx) else {
             return Poll::Pending;
         };
+        if outcome.is_err() {
+            self.shared.refused(acquire.key());
+        }
         Poll::Ready(match outcome {
             Ok(permit) => {
                 counters.admitted.add(self.rank);
@@ -88,7 +91,11 @@ impl<S: Future<Output = ()>> Queued<S> {
         // Time is up: leave the queue now, not whenever we are dropped.
         let is_deadline = *is_deadline;
         self.timer = None;
-        self.acquire = None;
+        if let Some(acquire) = self.acquire.take() {
+            if !is_deadline {
+                self.shared.refused(acquire.key());
+            }
+        }
         Poll::Ready(Err(if is_deadline {
             counters.expired.fetch_add(1, Ordering::Relaxed);
             AdmitError::Expired

@@ -35,6 +35,11 @@ impl Acquire {
         }
     }
 
+    /// The key it asks for, if any.
+    pub(crate) fn key(&self) -> Option<&crate::Key> {
+        self.ask.key.as_ref()
+    }
+
     /// Whether this future currently holds a place in the queue.
     pub fn is_queued(&self) -> bool {
         self.place.is_some()
