@@ -5,7 +5,8 @@
     clippy::indexing_slicing
 )]
 //! The GCRA rate limit on the manual clock: burst, steady rate and
-//! Retry-After; lossless eviction of recovered keys; the tower layer
+//! Retry-After; lossless eviction of recovered keys, and the overflow
+//! allowance of a full table (more in tests/rate_table.rs); the tower layer
 //! (shed, and wait with a bound); and the limit inside an `Admission`.
 
 mod support;
@@ -144,7 +145,7 @@ fn a_limited_key_is_never_refreshed_by_churn_through_ten_times_max_keys_other_ke
 }
 
 #[test]
-fn a_full_table_of_limited_keys_refuses_a_new_key_until_the_first_one_recovers() {
+fn a_full_table_of_limited_keys_puts_new_keys_on_one_shared_overflow_allowance() {
     let rate = Rate::per_second(1)
         .unwrap()
         .with_burst(1)
@@ -155,24 +156,45 @@ fn a_full_table_of_limited_keys_refuses_a_new_key_until_the_first_one_recovers()
     assert!(limiter.check_key(&Key::from("a")).is_ok());
     clock.advance(300 * MS);
     assert!(limiter.check_key(&Key::from("b")).is_ok());
-    let refused = limiter.check_key(&Key::from("c")).unwrap_err();
+    assert!(
+        limiter.check_key(&Key::from("c")).is_ok(),
+        "the overflow allowance's turn"
+    );
+    let refused = limiter.check_key(&Key::from("d")).unwrap_err();
     assert_eq!(
         refused.retry_after(),
-        Some(700 * MS),
-        "until 'a' has recovered"
+        Some(1_000 * MS),
+        "the overflow allowance's next turn"
     );
     assert!(
         limiter.check_key(&Key::from("a")).is_err(),
         "'a' is still limited"
     );
     clock.advance(700 * MS);
-    assert!(
-        limiter.check_key(&Key::from("c")).is_ok(),
-        "'a' recovered and made room"
+    // 'a' recovered and made room, but 'd' starts from the overflow
+    // allowance's state while that is still limited (until 1.3 s).
+    assert_eq!(
+        limiter
+            .check_key(&Key::from("d"))
+            .unwrap_err()
+            .retry_after(),
+        Some(300 * MS)
     );
     assert!(
         limiter.check_key(&Key::from("b")).is_err(),
         "'b' kept its state"
+    );
+    clock.advance(300 * MS);
+    assert!(limiter.check_key(&Key::from("d")).is_ok());
+    let stats = limiter.stats();
+    assert_eq!(
+        (
+            stats.keys,
+            stats.overflow,
+            stats.keys_refused,
+            stats.limited
+        ),
+        (2, 2, 2, 4)
     );
 }
 

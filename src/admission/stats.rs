@@ -28,9 +28,12 @@ impl<C: Clock> Admission<C> {
             queue_timeouts: counters.queue_timeouts.total(),
             expired: counters.expired.load(Ordering::Relaxed),
             fair_share_refused: counters.fair_share_refused.load(Ordering::Relaxed),
-            rate_limited: self.rate.as_ref().map_or(0, |rate| rate.stats().limited),
             ..Stats::default()
         };
+        if let Some(rate) = &self.rate {
+            let rate = rate.stats();
+            (stats.rate_limited, stats.rate_overflow) = (rate.limited, rate.overflow);
+        }
         let mut ranked = 0;
         for rank in Criticality::ALL {
             let (queued, handed) = (now.queued[rank], now.handed[rank]);
@@ -99,6 +102,10 @@ pub struct Stats {
     pub fair_share_refused: u64,
     /// Calls refused (429) by the rate limit.
     pub rate_limited: u64,
+    /// Calls of new keys decided by the rate limit's shared overflow
+    /// allowance, because its key table was full of keys still limited
+    /// (allowed or refused; those refused are in `rate_limited` too).
+    pub rate_overflow: u64,
     /// The same, per criticality.
     pub by_criticality: ByCriticality,
 }

@@ -1,8 +1,7 @@
-use super::RateLimiter;
+use super::{RateLimiter, Reservation};
 use crate::error::{BoxError, NotReady, RateLimited};
 use crate::oneshot::Oneshot;
-use crate::time::{Clock, Instant};
-use crate::Key;
+use crate::time::Clock;
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
@@ -32,17 +31,16 @@ pin_project! {
     }
 }
 
-/// A reserved turn: given back if the call never takes it.
+/// A reserved turn: given back if the call never takes it (`None` once taken).
 struct Turn<C: Clock> {
     limiter: RateLimiter<C>,
-    key: Option<Key>,
-    taken: bool,
+    reservation: Option<Reservation>,
 }
 
 impl<C: Clock> Drop for Turn<C> {
     fn drop(&mut self) {
-        if !self.taken {
-            self.limiter.refund(self.key.as_ref());
+        if let Some(reservation) = self.reservation.take() {
+            self.limiter.refund(reservation);
         }
     }
 }
@@ -60,17 +58,15 @@ impl<S: Service<Request>, Request, C: Clock> ResponseFuture<S, Request, C> {
 
     pub(crate) fn wait(
         limiter: &RateLimiter<C>,
-        key: Option<Key>,
-        at: Instant,
+        reservation: Reservation,
         service: S,
         request: Request,
     ) -> Self {
         Self::with(State::Waiting {
-            sleep: Box::pin(limiter.clock().sleep_until(at)),
+            sleep: Box::pin(limiter.clock().sleep_until(reservation.at())),
             turn: Turn {
                 limiter: limiter.clone(),
-                key,
-                taken: false,
+                reservation: Some(reservation),
             },
             service: Some(service),
             request: Some(request),
@@ -106,7 +102,7 @@ where
                     request,
                 } => {
                     ready!(sleep.as_mut().poll(cx));
-                    turn.taken = true;
+                    turn.reservation = None;
                     let (Some(service), Some(request)) = (service.take(), request.take()) else {
                         state.set(State::Done);
                         return Poll::Ready(Err(NotReady::new().into()));

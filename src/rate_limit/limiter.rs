@@ -1,6 +1,7 @@
 //! [`RateLimiter`]: a [`RateTable`] behind a lock, on an injected clock.
 
-use super::table::{RateTable, Refusal};
+use super::reservation::Reservation;
+use super::table::{Cell, RateTable, Refusal};
 use super::Rate;
 use crate::error::RateLimited;
 use crate::sync::{lock, Arc, Mutex};
@@ -81,8 +82,14 @@ pub struct RateStats {
     pub allowed: u64,
     /// Calls refused (over their rate, or new keys refused below), all 429s.
     pub limited: u64,
-    /// New keys refused because every tracked key was still limited (also
-    /// counted in `limited`).
+    /// Calls of keys the table could not track (every tracked key was still
+    /// limited), decided by the one overflow allowance they share: allowed
+    /// or refused (those refused also count in `limited` and `keys_refused`).
+    pub overflow: u64,
+    /// Calls of new keys refused by the overflow allowance: by the shared
+    /// allowance while the table was full, or by its state, which a key
+    /// entering the table starts from while it is still limited (see
+    /// [`Rate::with_max_keys`]). Also counted in `limited`.
     pub keys_refused: u64,
     /// Keys tracked right now.
     pub keys: usize,
@@ -121,8 +128,8 @@ impl<C: Clock, K: Hash + Eq + Clone> RateLimiter<C, K> {
         let now = nanos(now);
         let mut counted = lock(&self.shared.table);
         match counted.table.check(key, now) {
-            Ok(ok) => {
-                counted.stats.allowed += 1;
+            Ok((ok, cell)) => {
+                counted.allowed(cell);
                 Ok(Allowance {
                     remaining: ok.remaining,
                     reset: Duration::from_nanos(ok.reset),
@@ -133,28 +140,63 @@ impl<C: Clock, K: Hash + Eq + Clone> RateLimiter<C, K> {
     }
 
     /// Reserves the first moment, at most `max_wait` from now, at which a
-    /// call of `key` is allowed, and returns it; or refuses at once if that
-    /// moment is further away. A reservation not used must be given back
-    /// with [`refund`](Self::refund).
-    pub fn reserve(&self, key: Option<&K>, max_wait: Duration) -> Result<Instant, RateLimited> {
+    /// call of `key` is allowed ([`Reservation::at`]); or refuses at once if
+    /// that moment is further away. A reservation not used must be given
+    /// back with [`refund`](Self::refund).
+    ///
+    /// ```
+    /// use edgeshed::rate_limit::{Rate, RateLimiter};
+    /// use edgeshed::time::{Clock, ManualClock};
+    /// use edgeshed::Key;
+    /// use std::time::Duration;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let clock = ManualClock::new();
+    /// let limiter = RateLimiter::new(Rate::per_second(10)?.with_burst(1)?, clock.clone());
+    /// let key = Key::from("k");
+    /// let now = limiter.reserve(Some(&key), Duration::ZERO)?;
+    /// assert_eq!(now.at(), clock.now()); // allowed at once
+    /// let later = limiter.reserve(Some(&key), Duration::from_millis(100))?;
+    /// assert_eq!(later.at(), clock.now() + Duration::from_millis(100));
+    /// limiter.refund(later); // its call was cancelled: the turn is free again
+    /// assert!(limiter.reserve(Some(&key), Duration::from_millis(100)).is_ok());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn reserve(
+        &self,
+        key: Option<&K>,
+        max_wait: Duration,
+    ) -> Result<Reservation<K>, RateLimited> {
         let now = nanos(self.clock.now());
         let max_wait = u64::try_from(max_wait.as_nanos()).unwrap_or(u64::MAX);
         let mut counted = lock(&self.shared.table);
         match counted.table.reserve(key, now, max_wait) {
-            Ok(at) => {
-                counted.stats.allowed += 1;
-                Ok(Instant::from_origin(Duration::from_nanos(at)))
+            Ok((at, cell)) => {
+                counted.allowed(cell);
+                Ok(Reservation {
+                    at: Instant::from_origin(Duration::from_nanos(at)),
+                    key: key.cloned(),
+                    cell,
+                })
             }
             Err(refusal) => Err(counted.refused(refusal, now)),
         }
     }
 
-    /// Gives back one reservation of `key` that will not be used (its call
-    /// was cancelled while it waited), so the allowance is not lost.
-    pub fn refund(&self, key: Option<&K>) {
+    /// Gives back a reservation that will not be used (its call was
+    /// cancelled while it waited), so the allowance is not lost: to the
+    /// allowance that granted it, never to a later entry of its key.
+    pub fn refund(&self, reservation: Reservation<K>) {
         let mut counted = lock(&self.shared.table);
-        counted.table.refund(key);
-        counted.stats.allowed = counted.stats.allowed.saturating_sub(1);
+        counted
+            .table
+            .refund(reservation.key.as_ref(), reservation.cell);
+        let stats = &mut counted.stats;
+        stats.allowed = stats.allowed.saturating_sub(1);
+        if reservation.cell == Cell::Overflow {
+            stats.overflow = stats.overflow.saturating_sub(1);
+        }
     }
 
     /// The configuration.
@@ -178,11 +220,23 @@ impl<C: Clock, K: Hash + Eq + Clone> RateLimiter<C, K> {
 }
 
 impl<K: Hash + Eq + Clone> Counted<K> {
+    fn allowed(&mut self, cell: Cell) {
+        self.stats.allowed += 1;
+        if cell == Cell::Overflow {
+            self.stats.overflow += 1;
+        }
+    }
+
     fn refused(&mut self, refusal: Refusal, now: u64) -> RateLimited {
         self.stats.limited += 1;
         let at = match refusal {
             Refusal::OverRate(at) => at,
-            Refusal::TableFull(at) => {
+            Refusal::Overflow(at) => {
+                self.stats.overflow += 1;
+                self.stats.keys_refused += 1;
+                at
+            }
+            Refusal::Inherited(at) => {
                 self.stats.keys_refused += 1;
                 at
             }

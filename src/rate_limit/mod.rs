@@ -15,8 +15,13 @@
 //! Per-key state is bounded by [`Rate::max_keys`], without the trap of
 //! evicting the oldest key (which hands a limited client a fresh allowance
 //! when it comes back): only keys whose state has fully recovered — equal to
-//! no state — are dropped, and while every tracked key is still limited a
-//! new key is refused (and counted in [`RateStats::keys_refused`]).
+//! no state — are dropped, found in amortised O(log n) by a heap of recovery
+//! times. A full table degrades, never locks out: while every tracked key is
+//! still limited, new keys share one overflow allowance (same rate and
+//! burst; counted in [`RateStats::overflow`]), and keys already tracked are
+//! never affected. A hostile client that invents keys faster than the table
+//! recovers can still use up that one shared allowance, so new keys then
+//! wait for it; raise `max_keys`, or key by something hard to invent.
 //!
 //! ```
 //! use edgeshed::admission::Call;
@@ -48,6 +53,8 @@ mod gcra;
 mod layer;
 mod limiter;
 mod rate;
+mod recovery;
+mod reservation;
 mod service;
 mod table;
 
@@ -55,4 +62,5 @@ pub use future::ResponseFuture;
 pub use layer::RateLimitLayer;
 pub use limiter::{Allowance, RateLimiter, RateStats};
 pub use rate::Rate;
+pub use reservation::Reservation;
 pub use service::RateLimit;

@@ -71,9 +71,13 @@ impl Rate {
 
     /// Tracks at most `max_keys` keys at once (at least 1; default 10,000).
     /// A key whose state has fully recovered is dropped when room is needed
-    /// (that loses nothing: its state equals no state). When every tracked
-    /// key is still limited, a new key is refused, never let through with a
-    /// fresh allowance.
+    /// (that loses nothing: its state equals no state); a key still limited
+    /// never is, so churn never hands it a fresh allowance. When every
+    /// tracked key is still limited, new keys share one overflow allowance
+    /// (this rate and burst), and a key entering the table while that one
+    /// is still limited starts from its state: a new key is neither locked
+    /// out nor given a fresh allowance that skips its overflow calls.
+    /// Keys already tracked are never affected by the overflow.
     pub fn with_max_keys(self, max_keys: usize) -> Result<Self, InvalidConfig> {
         if max_keys == 0 {
             return Err(InvalidConfig::new(Parameter::MaxKeys));

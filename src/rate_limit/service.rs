@@ -82,10 +82,11 @@ where
             };
         };
         match limiter.reserve(key.as_ref(), max_wait) {
-            Ok(at) if at <= limiter.clock().now() => {
+            // Taken at once: nothing to give back.
+            Ok(turn) if turn.at() <= limiter.clock().now() => {
                 ResponseFuture::call(self.inner.clone(), request)
             }
-            Ok(at) => ResponseFuture::wait(limiter, key, at, self.inner.clone(), request),
+            Ok(turn) => ResponseFuture::wait(limiter, turn, self.inner.clone(), request),
             Err(limited) => ResponseFuture::refused(limited),
         }
     }

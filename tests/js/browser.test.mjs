@@ -118,6 +118,7 @@ test("docs/js.md: the browser snippet loads the package through the import map a
       },
       fairShareRefused: 0,
       rateLimited: 0,
+      rateOverflow: 0,
     },
   });
   assert.deepEqual(problems, []);

@@ -137,3 +137,42 @@ forgetsToAwait();
   assert.match(failed.stderr, /OverloadedError: service overloaded: limit 1 reached, maxQueue 0: shed at once/);
   assert.match(failed.stderr, /at forgetsToAwait \(file:\/\/[^)]*unawaited-shed\.mjs:5:11\)/, failed.stderr);
 });
+
+// Last in this file: the call below throws through the wasm on purpose (a JS
+// exception unwinds its frames), which no other test here should share.
+test("a run that throws synchronously leaves no stack capture pending for an enclosing call to take", async () => {
+  const outer = new Limiter({ maxInFlight: 4 });
+  const full = new Limiter({ maxInFlight: 1 });
+  const gate = deferred();
+  const holder = full.run(() => gate.promise);
+  await freshMillisecond();
+  // A shed whose rejection cannot be made: its error is queued for the caller's
+  // stack, then `Promise.reject` throws and `run` with it, synchronously.
+  const reject = Promise.reject;
+  let pending;
+  let thrown;
+  let result;
+  Promise.reject = function (error) {
+    pending = error;
+    throw new Error("no rejection today");
+  };
+  try {
+    result = outer.run(function enclosingTask() {
+      try {
+        full.run(() => 1);
+      } catch (error) {
+        thrown = error;
+      }
+      return "outer";
+    });
+  } finally {
+    Promise.reject = reject;
+  }
+  assert.equal(await result, "outer");
+  assert.equal(thrown?.message, "no rejection today", "the inner run threw synchronously");
+  assert.ok(pending instanceof OverloadedError, String(pending));
+  // Dropped with the call that threw: never given the enclosing run's caller's frames.
+  assert.deepEqual(frames(pending), [], pending.stack);
+  gate.resolve();
+  await holder;
+});

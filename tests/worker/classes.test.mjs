@@ -120,6 +120,7 @@ describe("rate limits and fair share", () => {
         },
         routes: [
           { prefix: "/rated/", origin: "fast", rateLimit: { key: "header:x-tenant", perMinute: 1, burst: 2 } },
+          { prefix: "/flood/", origin: "fast", rateLimit: { key: "header:x-client", perMinute: 1, burst: 2, maxKeys: 10 } },
           { prefix: "/bound/", origin: "fast", rateLimit: { binding: "LIMITER", key: "header:x-tenant", periodSeconds: 10 } },
           { prefix: "/fair/", origin: "fair", fairness: { key: "header:x-tenant" } },
         ],
@@ -150,8 +151,31 @@ describe("rate limits and fair share", () => {
     const other = await worker.get("/rated/x", tenant("b"));
     assert.equal(other.status, 200, "another key has its own allowance");
     const stats = await worker.stats();
-    assert.deepEqual(stats.routes["/rated/"], { rateLimited: 1 });
+    assert.deepEqual(stats.routes["/rated/"], { rateLimited: 1, rateOverflow: 0 });
     assert.equal(stats.global.admitted, 3, "the refused request took no global slot");
+  });
+
+  test("invented header values that fill the key table do not lock out a new client, nor touch a tracked one", async () => {
+    const client = (name) => ({ headers: { "x-client": name } });
+    const regular = await worker.get("/flood/r", client("regular"));
+    assert.equal(regular.status, 200, regular.text);
+    // Nine invented values fill the table (maxKeys 10), each still limited for a minute.
+    for (let i = 0; i < 9; i++) assert.equal((await worker.get("/flood/s", client(`invented-${i}`))).status, 200);
+    // A new client's first request: let through on the one overflow allowance the untracked keys share.
+    const newcomer = await worker.get("/flood/n", client("newcomer"));
+    assert.equal(newcomer.status, 200, `the new client was locked out: ${newcomer.text}`);
+    // The flood goes on and uses up that shared allowance (burst 2): the degraded mode's limit.
+    assert.equal((await worker.get("/flood/s", client("invented-9"))).status, 200);
+    const flooded = await worker.get("/flood/s", client("invented-10"));
+    assert.equal(flooded.status, 429, flooded.text);
+    assert.deepEqual(flooded.json, { error: "rate_limited", scope: "route:/flood/", reason: "rate" });
+    assert.match(flooded.headers.get("retry-after"), /^(59|60)$/, "the overflow allowance's next turn");
+    // The tracked client keeps its own allowance all along.
+    assert.equal((await worker.get("/flood/r", client("regular"))).status, 200, "the tracked key's second call");
+    const stats = await worker.stats();
+    assert.deepEqual(stats.routes["/flood/"], { rateLimited: 1, rateOverflow: 3 });
+    const metrics = await worker.get("/__edgeshed/metrics");
+    assert.match(metrics.text, /^edgeshed_rate_overflow_total\{route="\/flood\/"\} 3$/m);
   });
 
   test("a Rate Limiting binding refuses with 429 and the binding's period as Retry-After", async () => {
@@ -163,7 +187,7 @@ describe("rate limits and fair share", () => {
     assert.deepEqual(second.json, { error: "rate_limited", scope: "route:/bound/", reason: "rate" });
     assert.equal(second.headers.get("retry-after"), "10");
     assert.equal((await worker.get("/bound/y", tenant("d"))).status, 200, "per key");
-    assert.deepEqual((await worker.stats()).routes["/bound/"], { rateLimited: 1 });
+    assert.deepEqual((await worker.stats()).routes["/bound/"], { rateLimited: 1, rateOverflow: 0 });
   });
 
   test("a noisy key cannot starve another: over its fair share it gets 429, and the quiet key takes the next free slot", async () => {

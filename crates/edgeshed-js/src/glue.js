@@ -102,16 +102,34 @@ export function wrapEntryPoints(proto) {
   const { run: limitedRun, fetch: limitedFetch } = proto;
   proto.run = function run(task, options) {
     const depth = unplaced.length;
-    const promise = limitedRun.call(this, task, options);
+    let promise;
+    try {
+      promise = limitedRun.call(this, task, options);
+    } catch (error) {
+      dropPending(depth);
+      throw error;
+    }
     if (unplaced.length > depth) placeStacks(depth, run);
     return promise;
   };
   proto.fetch = function fetch(input, init) {
     const depth = unplaced.length;
-    const promise = limitedFetch.call(this, input, init);
+    let promise;
+    try {
+      promise = limitedFetch.call(this, input, init);
+    } catch (error) {
+      dropPending(depth);
+      throw error;
+    }
     if (unplaced.length > depth) placeStacks(depth, fetch);
     return promise;
   };
+}
+// A call that threw synchronously (a freed limiter, a trap, a stack overflow)
+// returned nothing its captures belong to: dropped, so that they neither pile
+// up nor take the stack of an enclosing call's caller.
+function dropPending(depth) {
+  if (unplaced.length > depth) unplaced.length = depth;
 }
 // Index = the core's Criticality::index().
 const CRITICALITIES = ["sheddable", "default", "critical"];
@@ -226,14 +244,14 @@ export function errorWithStatus(name, message, status) {
 export function statsObject(v) {
   const byCriticality = {};
   for (let i = 0; i < 3; i++) {
-    const at = 12 + 5 * i;
+    const at = 13 + 5 * i;
     byCriticality[["critical", "default", "sheddable"][i]] =
       { admitted: v[at], shed: v[at + 1], displaced: v[at + 2], inFlight: v[at + 3], queued: v[at + 4] };
   }
   return {
     inFlight: v[0], queued: v[1], admitted: v[2], shed: v[3], queueTimeouts: v[4], expired: v[5],
     abandoned: v[6], heldBodies: v[7], bodyTimeouts: v[8], limit: v[9],
-    byCriticality, fairShareRefused: v[10], rateLimited: v[11],
+    byCriticality, fairShareRefused: v[10], rateLimited: v[11], rateOverflow: v[12],
   };
 }
 

@@ -89,7 +89,7 @@ impl Limiter {
 
     /// `{ inFlight, queued, admitted, shed, queueTimeouts, expired,
     /// abandoned, heldBodies, bodyTimeouts, limit, byCriticality,
-    /// fairShareRefused, rateLimited }`, made in JavaScript (`statsObject`
+    /// fairShareRefused, rateLimited, rateOverflow }`, made in JavaScript (`statsObject`
     /// in glue.js) from one array: one crossing instead of one per field.
     pub fn stats(&self) -> JsValue {
         let bodies = &self.counters.bodies;
@@ -111,6 +111,7 @@ impl Limiter {
             stats.limit as f64,
             stats.fair_share_refused as f64,
             stats.rate_limited as f64,
+            stats.rate_overflow as f64,
         ];
         for criticality in Criticality::ALL {
             let class = stats.by_criticality.get(criticality);

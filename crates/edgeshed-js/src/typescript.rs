@@ -104,6 +104,12 @@ export interface LimiterStats {
   fairShareRefused: number;
   /** Calls refused (429, `reason` `"rate"`) by `options.rate`. */
   rateLimited: number;
+  /**
+   * Calls of new keys decided by `options.rate`'s one shared overflow
+   * allowance because its table (`maxKeys`) was full of keys still limited:
+   * admitted or refused (those refused are in `rateLimited` too).
+   */
+  rateOverflow: number;
 }
 
 /**

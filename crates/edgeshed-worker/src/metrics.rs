@@ -116,7 +116,7 @@ fn stats_json(stats: &Stats) -> String {
 
 /// `{"global": {...}, "origins": {"<name>": {...}}, "routes": {"<route>":
 /// {...}}}` for `/__edgeshed/stats`: each scope's limit, counters and
-/// counts per criticality; each rate-limited route's `rateLimited`.
+/// counts per criticality; each rate-limited route's `rateLimited` and `rateOverflow`.
 pub fn render_stats_json(scopes: &[ScopeMetrics<'_>], routes: &[RouteMetrics<'_>]) -> String {
     let mut global = String::from("null");
     let mut origins = Vec::new();

@@ -189,6 +189,7 @@ fn stats_and_metrics_count_per_criticality_and_per_route() {
     let routes = [RouteMetrics {
         route: "/a\"pi/",
         rate_limited: 4,
+        rate_overflow: 7,
     }];
     let stats: Value = serde_json::from_str(&render_stats_json(&scopes, &routes)).unwrap();
     let users = &stats["origins"]["users"];
@@ -198,7 +199,10 @@ fn stats_and_metrics_count_per_criticality_and_per_route() {
     assert_eq!(users["byCriticality"]["sheddable"]["inFlight"], 2);
     assert_eq!(users["byCriticality"]["critical"]["inFlight"], 1);
     assert_eq!(users["byCriticality"]["default"]["admitted"], 0);
-    assert_eq!(stats["routes"], json!({"/a\"pi/": {"rateLimited": 4}}));
+    assert_eq!(
+        stats["routes"],
+        json!({"/a\"pi/": {"rateLimited": 4, "rateOverflow": 7}})
+    );
     let text = render_prometheus(&scopes, &routes);
     for line in [
         "edgeshed_criticality_admitted_total{scope=\"origin:users\",criticality=\"sheddable\"} 2",
@@ -207,6 +211,8 @@ fn stats_and_metrics_count_per_criticality_and_per_route() {
         "edgeshed_displaced_total{scope=\"origin:users\"} 0",
         "edgeshed_rate_limited_total{route=\"/a\\\"pi/\"} 4",
         "# TYPE edgeshed_rate_limited_total counter",
+        "edgeshed_rate_overflow_total{route=\"/a\\\"pi/\"} 7",
+        "# TYPE edgeshed_rate_overflow_total counter",
     ] {
         assert!(
             text.lines().any(|l| l == line),

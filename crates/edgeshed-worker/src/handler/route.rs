@@ -173,14 +173,18 @@ impl RouteRuntime {
 
     /// The route's numbers, if it has a rate limit.
     pub(crate) fn metrics<'a>(&self, route: &'a Route) -> Option<RouteMetrics<'a>> {
-        let rate_limited = match &self.rate {
+        let (rate_limited, rate_overflow) = match &self.rate {
             RouteRate::None => return None,
-            RouteRate::Local(limiter, _) => limiter.stats().limited,
-            RouteRate::Binding { refused, .. } => refused.get(),
+            RouteRate::Local(limiter, _) => {
+                let stats = limiter.stats();
+                (stats.limited, stats.overflow)
+            }
+            RouteRate::Binding { refused, .. } => (refused.get(), 0),
         };
         Some(RouteMetrics {
             route: route.key(),
             rate_limited,
+            rate_overflow,
         })
     }
 }

@@ -1,6 +1,6 @@
 //! What criticality, fairness and rate limits add to the stats and metrics:
 //! per scope the counts per criticality, `displaced` and `fairShareRefused`;
-//! per rate-limited route `rateLimited`.
+//! per rate-limited route `rateLimited` and `rateOverflow`.
 
 use super::ScopeMetrics;
 use core::fmt::Write;
@@ -13,6 +13,10 @@ pub struct RouteMetrics<'a> {
     pub route: &'a str,
     /// Requests refused with 429 by its rate limit.
     pub rate_limited: u64,
+    /// Requests of new keys decided by its per-isolate rate limit's one
+    /// shared overflow allowance, because its key table was full of keys
+    /// still limited (allowed or refused; 0 for a Rate Limiting binding).
+    pub rate_overflow: u64,
 }
 
 /// `,"displaced":…,"fairShareRefused":…,"byCriticality":{…}`: the fields a
@@ -43,15 +47,16 @@ pub(super) fn scope_fields(stats: &Stats) -> String {
     )
 }
 
-/// `{"<route>": {"rateLimited": n}, ...}`.
+/// `{"<route>": {"rateLimited": n, "rateOverflow": m}, ...}`.
 pub(super) fn routes_json(routes: &[RouteMetrics<'_>]) -> String {
     let entries: Vec<String> = routes
         .iter()
         .map(|route| {
             format!(
-                "{}:{{\"rateLimited\":{}}}",
+                "{}:{{\"rateLimited\":{},\"rateOverflow\":{}}}",
                 crate::failure::json_string(route.route),
-                route.rate_limited
+                route.rate_limited,
+                route.rate_overflow
             )
         })
         .collect();
@@ -68,6 +73,9 @@ pub(super) fn label(value: &str) -> String {
 
 /// A per-scope counter family: name, help, value.
 type ScopedFamily = (&'static str, &'static str, fn(&Stats) -> u64);
+
+/// A per-route counter family: name, help, value.
+type RouteFamily = (&'static str, &'static str, fn(&RouteMetrics<'_>) -> u64);
 
 /// A per-criticality family: name, type, help, value.
 type ClassFamily = (
@@ -154,17 +162,27 @@ pub(super) fn render(out: &mut String, scopes: &[ScopeMetrics<'_>], routes: &[Ro
             }
         }
     }
-    let name = "edgeshed_rate_limited_total";
-    let _ = writeln!(
-        out,
-        "# HELP {name} Requests refused by their route's rate limit (429 rate).\n# TYPE {name} counter"
-    );
-    for route in routes {
-        let _ = writeln!(
-            out,
-            "{name}{{route=\"{}\"}} {}",
-            label(route.route),
-            route.rate_limited
-        );
+    let routed: [RouteFamily; 2] = [
+        (
+            "edgeshed_rate_limited_total",
+            "Requests refused by their route's rate limit (429 rate).",
+            |r| r.rate_limited,
+        ),
+        (
+            "edgeshed_rate_overflow_total",
+            "Requests of new keys decided by their route's shared overflow allowance (the rate limit's key table was full).",
+            |r| r.rate_overflow,
+        ),
+    ];
+    for (name, help, value) in routed {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for route in routes {
+            let _ = writeln!(
+                out,
+                "{name}{{route=\"{}\"}} {}",
+                label(route.route),
+                value(route)
+            );
+        }
     }
 }
