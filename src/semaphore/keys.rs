@@ -9,13 +9,10 @@
 //! waiter is forgotten at once, so the table never holds more keys than
 //! there are calls in flight or waiting.
 
-use super::waiters::slab_shrink;
+use super::buffers::{shrink, FLOOR};
 use crate::Key;
 use core::num::NonZeroU32;
 use std::collections::HashMap;
-
-/// Buffers at or below this many entries are never shrunk.
-const FLOOR: usize = 32;
 
 /// The largest weight a key may have.
 pub(crate) const MAX_WEIGHT: u32 = 1000;
@@ -219,8 +216,8 @@ impl KeyTable {
         if self.entries.len() <= 1 {
             self.free.clear();
         }
-        slab_shrink(&mut self.entries);
-        slab_shrink(&mut self.free);
+        shrink(&mut self.entries);
+        shrink(&mut self.free);
         if self.index.capacity() > FLOOR && self.index.len() * 4 <= self.index.capacity() {
             self.index.shrink_to((self.index.len() * 2).max(FLOOR));
         }

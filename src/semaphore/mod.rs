@@ -35,8 +35,10 @@
 //! ```
 
 mod acquire;
+mod buffers;
 mod error;
 mod keys;
+mod lending;
 mod locked;
 mod permit;
 mod queue;
@@ -230,6 +232,7 @@ impl Semaphore {
     }
 
     pub(crate) fn permit(&self, rank: Criticality, key: Option<KeySlot>) -> Permit {
+        self.inner().count_taken(rank);
         let handle = match key {
             None | Some(KeySlot::KEYLESS) => Arc::clone(&self.shared.handles[rank]),
             // Keyed permits (on the locked path anyway) get a handle of their own.

@@ -11,16 +11,16 @@
 
 mod slab;
 
+use super::buffers::shrink;
 use super::keys::KeySlot;
 use crate::criticality::Criticality;
 use crate::per_criticality::PerCriticality;
 use crate::time::Instant;
 use core::task::Waker;
-use slab::{shrink, Slab, Slot};
+use slab::{Slab, Slot};
 
-pub(crate) use slab::shrink as slab_shrink;
 #[cfg(test)]
-pub(crate) use slab::FLOOR;
+pub(crate) use super::buffers::FLOOR;
 
 /// Identifies one waiter's slot; stays valid until [`Waiters::free`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,11 +13,9 @@
 //! Each of these costs O(1) amortised; nothing allocates while the slab stays
 //! within its current capacity.
 
+use super::super::buffers::{shrink, FLOOR};
 use core::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// Buffers at or below this many entries are never shrunk.
-pub(crate) const FLOOR: usize = 32;
 
 /// What the slab needs of a node: whether its slot is free.
 pub(super) trait Slot {
@@ -113,12 +111,5 @@ impl<N: Slot> Slab<N> {
         if self.free.capacity() > FLOOR && entries * 4 <= self.free.capacity() {
             self.free.shrink_to((entries * 2).max(FLOOR));
         }
-    }
-}
-
-/// Shrinks `buffer` once it is at most a quarter full (above [`FLOOR`]).
-pub(crate) fn shrink<T>(buffer: &mut Vec<T>) {
-    if buffer.capacity() > FLOOR && buffer.len() * 4 <= buffer.capacity() {
-        buffer.shrink_to((buffer.len() * 2).max(FLOOR));
     }
 }
