@@ -59,8 +59,18 @@ fn cause(outcome: Poll<Result<Permit, AdmitError>>) -> OverloadCause {
 #[test]
 fn the_reserves_give_7_9_10_of_10_and_shed_the_lower_criticalities_first() {
     let admission = admission(10, Policy::Shed, Reserve::default());
+    // A critical call in flight: the reserves bind (they are lent only
+    // while no more critical call is present or was seen lately).
+    let first_critical = fill(&admission, Critical)
+        .into_iter()
+        .take(1)
+        .collect::<Vec<_>>();
     let sheddable = fill(&admission, Sheddable);
-    assert_eq!(sheddable.len(), 7, "sheddable calls stop at 7 of 10");
+    assert_eq!(
+        sheddable.len(),
+        6,
+        "sheddable calls stop at 7 of 10 in flight"
+    );
     let default = fill(&admission, Default);
     assert_eq!(default.len(), 2, "default calls go on to 9");
     // Now a sheddable and a default call are refused, a critical one is not.
@@ -79,8 +89,9 @@ fn the_reserves_give_7_9_10_of_10_and_shed_the_lower_criticalities_first() {
             by.default.in_flight,
             by.critical.in_flight
         ),
-        (7, 2, 1)
+        (6, 2, 2)
     );
+    drop(first_critical);
     assert_eq!(
         (by.sheddable.shed, by.default.shed, by.critical.shed),
         (1, 1, 0)
@@ -312,7 +323,8 @@ fn the_reserves_follow_the_limit_an_adaptive_controller_sets() {
 #[test]
 fn setting_a_reserve_on_a_running_admission_lets_waiters_in_when_it_loosens() {
     let admission = admission(4, queue(2), Reserve::default());
-    let _batch = fill(&admission, Sheddable); // 2 of 4 (0.7 × 4 = 2.8)
+    let _critical = admission.try_admit_as(Critical).unwrap(); // the reserve binds
+    let _batch = fill(&admission, Sheddable); // 2 of 4 in flight (0.7 × 4 = 2.8)
     let mut waiting = wait(&admission, Sheddable);
     assert_eq!(admission.semaphore().available_permits(), 2);
     admission.set_reserve(Reserve::NONE);
@@ -321,4 +333,42 @@ fn setting_a_reserve_on_a_running_admission_lets_waiters_in_when_it_loosens() {
         "admitted at once"
     );
     assert_eq!(admission.reserve(), Reserve::NONE);
+}
+
+#[test]
+fn a_reserve_is_lent_while_no_more_critical_call_needs_it() {
+    // The case: a limit of 3 with the default reserve (a route
+    // elsewhere names a criticality) whose calls are all default admitted 2.
+    let admission = admission(3, Policy::Shed, Reserve::default());
+    let admit = |rank| poll_once(&mut admission.admit_call(Call::new(rank)));
+    let mut held: Vec<Permit> = (0..3)
+        .map(|_| match admit(Default) {
+            Poll::Ready(Ok(permit)) => permit,
+            other => panic!("all three default calls get in: {other:?}"),
+        })
+        .collect();
+    assert_eq!(admission.stats().in_flight, 3);
+    // A critical call finds them lent out: refused, and the loan ends.
+    assert_eq!(cause(admit(Critical)), OverloadCause::Shed);
+    drop(held.pop());
+    assert_eq!(
+        cause(admit(Default)),
+        OverloadCause::Shed,
+        "the slot is kept again"
+    );
+    let critical = match admit(Critical) {
+        Poll::Ready(Ok(permit)) => permit,
+        other => panic!("the kept slot is critical's: {other:?}"),
+    };
+    drop(critical);
+    // After a quiet spell (4 × the limit = 12 locked-path arrivals without
+    // a critical call present or seen; the refusal above was the first),
+    // the reserve is lent again.
+    for _ in 0..10 {
+        assert_eq!(cause(admit(Default)), OverloadCause::Shed);
+    }
+    assert!(
+        matches!(admit(Default), Poll::Ready(Ok(_))),
+        "lent after 12 quiet arrivals"
+    );
 }

@@ -49,6 +49,13 @@ impl<C: Clock> Admission<C> {
             Policy::Wait => (usize::MAX, None),
             Policy::Queue { max_queue, timeout } if max_queue > 0 => (max_queue, Some(timeout)),
             _ => {
+                let lent = shared
+                    .semaphore
+                    .try_acquire_lent(rank, key.as_ref().map(|key| (key, weight)));
+                if let Some(permit) = lent {
+                    counters.admitted.add(rank);
+                    return Decision::Admitted(permit);
+                }
                 counters.shed.add(rank);
                 shared.refused(key.as_ref());
                 return Decision::Rejected(AdmitError::Overloaded(Overloaded::new()));

@@ -44,9 +44,8 @@ impl<C: Clock> Admission<C> {
             class.displaced = semaphore.displaced(rank);
             class.queued = queued;
             if rank != Criticality::Default {
-                // Admitted (picked up) + handed over - returned.
-                let out = (class.admitted + handed as u64).saturating_sub(semaphore.returned(rank));
-                class.in_flight = usize::try_from(out).unwrap_or(usize::MAX);
+                // Picked up and not returned, plus handed over.
+                class.in_flight = semaphore.out(rank) + handed;
                 ranked += class.in_flight;
             }
             stats.displaced += class.displaced;

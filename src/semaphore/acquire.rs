@@ -61,12 +61,13 @@ impl Acquire {
             inner.enqueue_locked(&mut queue, &self.ask, cx.waker())
         };
         match entered {
-            Ok(Entered::Taken(key)) => Poll::Ready(Ok(semaphore.permit(self.ask.rank, key))),
-            Ok(Entered::Queued(place, given_up)) => {
+            Ok(Entered::Taken(key, woken)) => {
+                woken.wake();
+                Poll::Ready(Ok(semaphore.permit(self.ask.rank, key)))
+            }
+            Ok(Entered::Queued(place, woken)) => {
                 self.place = Some(place);
-                if let Some(waker) = given_up {
-                    waker.wake();
-                }
+                woken.wake();
                 Poll::Pending
             }
             Err(error) => Poll::Ready(Err(error)),

@@ -31,11 +31,11 @@ pub(crate) struct Ask {
 }
 
 /// How a waiter entered: it took a permit at once (the key slot counted
-/// for it, `None` for a keyless call), or it is queued (and maybe made room
-/// by giving up another waiter, whose waker is returned).
+/// for it, `None` for a keyless call), or it is queued; with the waiters it
+/// woke (one given up to make room, those a lent reserve let in).
 pub(super) enum Entered {
-    Taken(Option<KeySlot>),
-    Queued(Place, Option<Waker>),
+    Taken(Option<KeySlot>, Wakers),
+    Queued(Place, Wakers),
 }
 
 impl Inner {
@@ -59,7 +59,8 @@ impl Inner {
         let available = self.available() + 1;
         let in_use = Self::in_use(queue, available);
         while let Some(rank) = queue.waiters.top_rank() {
-            if available <= queue.keep(rank) {
+            let keep = self.keep_now(queue, rank, in_use);
+            if available <= keep {
                 break;
             }
             let Some(index) = queue.pick(rank, in_use) else {
@@ -70,6 +71,10 @@ impl Inner {
                 continue;
             }
             wakers.push(self.grant(queue, index));
+            if keep < queue.keep(rank) {
+                // A lent reserve: the permits it kept free go out too.
+                self.grant_eligible_locked(queue, &mut wakers);
+            }
             self.sync_slow_flag(queue);
             return wakers;
         }
@@ -85,17 +90,19 @@ impl Inner {
     fn grant_eligible_locked(&self, queue: &mut Queue, wakers: &mut Wakers) {
         while let Some(rank) = queue.waiters.top_rank() {
             let available = self.available();
-            if available <= queue.keep(rank) {
+            let in_use = Self::in_use(queue, available);
+            let keep = self.keep_now(queue, rank, in_use);
+            if available <= keep {
                 break;
             }
-            let Some(index) = queue.pick(rank, Self::in_use(queue, available)) else {
+            let Some(index) = queue.pick(rank, in_use) else {
                 break;
             };
             if queue.is_stale(index) {
                 wakers.push(self.give_up(queue, index, Standing::Stale));
                 continue;
             }
-            if self.take_above(queue.keep(rank)).is_err() {
+            if self.take_above(keep).is_err() {
                 break;
             }
             wakers.push(self.grant(queue, index));
@@ -139,7 +146,12 @@ impl Inner {
         waker: &Waker,
     ) -> Result<Entered, AcquireError> {
         let rank = ask.rank;
-        let keep = queue.keep(rank);
+        let mut wakers = Wakers::default();
+        if self.note_arrival(queue, rank, Self::in_use(queue, self.available())) {
+            // Its reserve is lent from now on: its waiters go first.
+            self.grant_eligible_locked(queue, &mut wakers);
+        }
+        let keep = self.keep_now(queue, rank, Self::in_use(queue, self.available()));
         let mut state = self.state.load(Ordering::Acquire);
         let victim = loop {
             if state & CLOSED != 0 {
@@ -156,7 +168,12 @@ impl Inner {
             {
                 Ok(_) if next < state => {
                     queue.keys.add_holding(key, 1);
-                    return Ok(Entered::Taken((key != KeySlot::KEYLESS).then_some(key)));
+                    if let Some(codel) = &mut queue.codel {
+                        // It found a free permit: one was idle.
+                        codel.went_idle();
+                    }
+                    let slot = (key != KeySlot::KEYLESS).then_some(key);
+                    return Ok(Entered::Taken(slot, wakers));
                 }
                 Ok(_) => break victim,
                 Err(actual) => state = actual,
@@ -166,8 +183,10 @@ impl Inner {
         // victim of the same key must not make the key's entry forgotten.
         let place = queue.waiters.push(waker.clone(), Tag { rank, key }, ask.at);
         queue.keys.add_waiting(key, 1);
-        let given_up = victim.and_then(|(index, standing)| self.give_up(queue, index, standing));
-        Ok(Entered::Queued(place, given_up))
+        if let Some((index, standing)) = victim {
+            wakers.push(self.give_up(queue, index, standing));
+        }
+        Ok(Entered::Queued(place, wakers))
     }
 
     /// For an arrival of `key` that must wait (with `available` permits

@@ -39,6 +39,10 @@ pub(super) struct Queue {
     pub(super) handed: PerCriticality<usize>,
     /// Grants so far: the sequence that orders keys served longest ago.
     grants: u64,
+    /// Per rank, locked-path arrivals since a more critical call was last
+    /// seen, up to the count that lends its reserve (`lending.rs`); a limit
+    /// starts out quiet.
+    pub(super) quiet: PerCriticality<usize>,
 }
 
 /// A key's calls (in flight plus waiting, or in flight only) for its weight,
@@ -69,6 +73,7 @@ impl Queue {
             newest_first: false,
             handed: PerCriticality::default(),
             grants: 0,
+            quiet: PerCriticality::from_fn(|_| usize::MAX),
         }
     }
 

@@ -43,6 +43,8 @@ impl Semaphore {
     ) -> Result<Permit, TryAcquireError> {
         let mut queue = lock(&self.inner().queue);
         let slot = key.and_then(|(key, weight)| queue.keys.slot(Some(key), weight));
+        // The reserve as configured: a loan is decided where the arrival is
+        // counted for it (`enter_locked`, `try_acquire_lent`).
         let taken = self.inner().take_above(queue.keep(rank));
         match (taken, slot) {
             (Ok(()), slot) => {
@@ -61,6 +63,36 @@ impl Semaphore {
         }
     }
 
+    /// For a call that may not wait (a shedding policy) and found no permit
+    /// on the fast path: a permit if its rank's reserve is lent to it now
+    /// (see `lending.rs`); the arrival counts for the loan either way.
+    pub(crate) fn try_acquire_lent(
+        &self,
+        rank: Criticality,
+        key: Option<(&Key, u32)>,
+    ) -> Option<Permit> {
+        let inner = self.inner();
+        if !inner.has_reserve() {
+            // Nothing kept, nothing to lend: the shed path stays lock-free.
+            return None;
+        }
+        let mut queue = lock(&inner.queue);
+        let in_use = (queue.limit + queue.debt).saturating_sub(inner.available());
+        // Nobody waits (a shedding policy), so a loan that starts here lets
+        // in no waiter.
+        let _ = inner.note_arrival(&mut queue, rank, in_use);
+        let keep = inner.keep_now(&queue, rank, in_use);
+        if inner.take_above(keep).is_err() {
+            return None;
+        }
+        let slot = key.and_then(|(key, weight)| queue.keys.slot(Some(key), weight));
+        if let Some(slot) = slot {
+            queue.keys.add_holding(slot, 1);
+        }
+        drop(queue);
+        Some(self.permit(rank, slot))
+    }
+
     /// Waits for a permit as `ask` says.
     pub(crate) fn acquire_with(&self, ask: Ask) -> Acquire {
         Acquire::new(self.clone(), ask)
@@ -73,10 +105,11 @@ impl Semaphore {
         Ok(self.permit(rank, None))
     }
 
-    /// Permits of sheddable or critical calls returned so far (0 for default
-    /// calls, which are not counted: their permits out are the rest).
-    pub(crate) fn returned(&self, rank: Criticality) -> u64 {
-        self.inner().returned(rank)
+    /// Permits of sheddable or critical calls picked up and not returned (0
+    /// for default calls, which are not counted: their permits out are the
+    /// rest).
+    pub(crate) fn out(&self, rank: Criticality) -> usize {
+        self.inner().out(rank)
     }
 
     /// Waiters of `rank` displaced from a full queue so far.

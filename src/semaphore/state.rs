@@ -34,11 +34,11 @@ pub(super) struct Inner {
     /// The keeps of the sheddable and default ranks, mirrored from the queue
     /// for the fast paths (written under the lock, with `RESIZE` set).
     keeps: [AtomicUsize; 2],
-    /// Permits of sheddable and of critical calls returned so far. With the
-    /// admission's count of those admitted and the queue's count of those
-    /// handed over but not picked up, they give each rank's permits out; the
-    /// default rank's are the rest, so the plain path pays nothing for them.
-    returned: [AtomicU64; 2],
+    /// Permits of sheddable and of critical calls out (picked up, not yet
+    /// returned); the default rank's are the rest, so the plain path pays
+    /// nothing for them. With the queue's count of those handed over but not
+    /// picked up, they give each rank's permits out.
+    out: PerCriticality<AtomicUsize>,
     /// Waiters displaced from a full queue, per rank.
     pub(super) displaced: PerCriticality<AtomicU64>,
     /// Set (to 1) when a codel admission took a free permit on the fast
@@ -71,7 +71,7 @@ impl Inner {
             state: AtomicUsize::new(permits * ONE),
             queue: Mutex::new(Queue::new(permits)),
             keeps: [AtomicUsize::new(0), AtomicUsize::new(0)],
-            returned: [AtomicU64::new(0), AtomicU64::new(0)],
+            out: PerCriticality::default(),
             displaced: PerCriticality::default(),
             idle: AtomicUsize::new(0),
         }
@@ -228,6 +228,14 @@ impl Inner {
         }
     }
 
+    /// Whether a reserve keeps permits for some rank (read lock-free).
+    #[inline]
+    pub(super) fn has_reserve(&self) -> bool {
+        self.keeps
+            .iter()
+            .any(|keep| keep.load(Ordering::Relaxed) > 0)
+    }
+
     /// Mirrors the queue's keeps for the fast paths (lock held, `RESIZE` set).
     pub(super) fn publish_keeps(&self, queue: &Queue) {
         for (mirror, rank) in self
@@ -239,26 +247,26 @@ impl Inner {
         }
     }
 
-    /// One more permit of `rank` returned (not counted for default ones).
+    /// One more permit of `rank` out (not counted for default ones).
     #[inline]
-    pub(super) fn count_returned(&self, rank: Criticality) {
-        let [sheddable, critical] = &self.returned;
-        let returned = match rank {
-            Criticality::Sheddable => sheddable,
-            Criticality::Critical => critical,
-            Criticality::Default => return,
-        };
-        returned.fetch_add(1, Ordering::Relaxed);
+    pub(super) fn count_taken(&self, rank: Criticality) {
+        if rank != Criticality::Default {
+            self.out[rank].fetch_add(1, Ordering::Relaxed);
+        }
     }
 
-    /// Permits of `rank` returned so far (0 for the default rank: not counted).
-    pub(super) fn returned(&self, rank: Criticality) -> u64 {
-        let [sheddable, critical] = &self.returned;
-        match rank {
-            Criticality::Sheddable => sheddable.load(Ordering::Relaxed),
-            Criticality::Critical => critical.load(Ordering::Relaxed),
-            Criticality::Default => 0,
+    /// One permit of `rank` back (not counted for default ones).
+    #[inline]
+    pub(super) fn count_returned(&self, rank: Criticality) {
+        if rank != Criticality::Default {
+            self.out[rank].fetch_sub(1, Ordering::Relaxed);
         }
+    }
+
+    /// Permits of `rank` picked up and not returned (0 for the default
+    /// rank: not counted).
+    pub(super) fn out(&self, rank: Criticality) -> usize {
+        self.out[rank].load(Ordering::Relaxed)
     }
 
     /// Notes that a permit was idle (a codel admission found one free).

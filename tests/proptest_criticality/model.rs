@@ -106,6 +106,9 @@ pub struct Model {
     /// queue grant; forgotten with an idle keyed key.
     served: Vec<(Option<u8>, u64)>,
     grants: u64,
+    /// Per rank (sheddable, default), locked-path arrivals since a more
+    /// critical call was last seen, up to `lend_after` (lending starts out on).
+    quiet: [usize; 2],
     /// Bumped whenever the ceilings may have dropped below what is held
     /// (a lower limit, a reserve switched on).
     epoch: u64,
@@ -139,6 +142,7 @@ impl Model {
             seq: 0,
             served: Vec::new(),
             grants: 0,
+            quiet: [usize::MAX; 2],
             epoch: 0,
         }
     }
@@ -158,8 +162,54 @@ impl Model {
         share.clamp(1, limit - 1)
     }
 
-    fn keep(&self, rank: Criticality) -> usize {
+    pub fn keep(&self, rank: Criticality) -> usize {
         self.limit - self.ceiling(rank)
+    }
+
+    /// The contract's loan of a reserve: lent once no higher call was seen
+    /// in the last `max(8, 4 × limit)` locked-path arrivals of the rank, and
+    /// while none is present (holding or waiting).
+    pub fn keep_now(&self, rank: Criticality) -> usize {
+        let keep = self.keep(rank);
+        if keep == 0 || rank == Criticality::Critical {
+            return keep;
+        }
+        if self.quiet[index(rank)] < self.lend_after() || self.higher_present(rank) {
+            keep
+        } else {
+            0
+        }
+    }
+
+    pub fn lend_after(&self) -> usize {
+        (4 * self.limit).max(8)
+    }
+
+    pub fn higher_present(&self, rank: Criticality) -> bool {
+        RANKS
+            .into_iter()
+            .filter(|&higher| higher > rank)
+            .any(|higher| self.held_by(higher) > 0 || self.waiting().any(|w| w.rank == higher))
+    }
+
+    /// A locked-path arrival of `rank`: the lower ranks' loans end; its own
+    /// quiet spell grows unless a higher call is present. Whether its loan
+    /// began.
+    pub fn note_arrival(&mut self, rank: Criticality) -> bool {
+        for lower in RANKS.into_iter().filter(|&lower| lower < rank) {
+            self.quiet[index(lower)] = 0;
+        }
+        if self.keep(rank) == 0 || rank == Criticality::Critical {
+            return false;
+        }
+        if self.higher_present(rank) {
+            self.quiet[index(rank)] = 0;
+            return false;
+        }
+        let threshold = self.lend_after();
+        let before = self.quiet[index(rank)];
+        self.quiet[index(rank)] = before.saturating_add(1).min(threshold);
+        before < threshold && self.quiet[index(rank)] >= threshold
     }
 
     pub fn in_use(&self) -> usize {
@@ -243,7 +293,7 @@ impl Model {
     pub fn check_invariant(&self) {
         if let Some(rank) = self.top_waiting_rank() {
             assert!(
-                self.available <= self.keep(rank),
+                self.available <= self.keep_now(rank),
                 "a {rank:?} waiter could take a free permit"
             );
         }

@@ -2,6 +2,10 @@
 //! limit and reserve changes, each as the contract states it.
 
 use super::{index, Holder, Model, Outcome, Policy, Standing, Waiter, RANKS};
+
+/// The epoch of a permit taken on loan from a reserve: it may hold more than
+/// its rank's ceiling, so the ceiling check leaves it out.
+const LENT: u64 = u64::MAX;
 use edgeshed::admission::Criticality;
 use edgeshed::error::OverloadCause;
 
@@ -48,8 +52,23 @@ impl Model {
                 Some(target) if self.codel_arrival(timeout) => (max_queue, Some(target)),
                 _ => (max_queue, Some(timeout)),
             },
-            _ => return self.refuse_for_capacity(rank, OverloadCause::Shed),
+            _ => {
+                // A shedding policy: a loan of the reserve, if any.
+                if self.reserve && self.limit >= 2 {
+                    self.note_arrival(rank);
+                    if self.available > self.keep_now(rank) {
+                        return self.admit_lent(id, rank, key);
+                    }
+                }
+                return self.refuse_for_capacity(rank, OverloadCause::Shed);
+            }
         };
+        if self.note_arrival(rank) {
+            self.grant_eligible();
+        }
+        if self.available > self.keep_now(rank) {
+            return self.admit_lent(id, rank, key);
+        }
         // Fair share, the keyless key included: over its share while
         // another key waits at its criticality or above, a call is refused
         // instead of queued.
@@ -81,6 +100,27 @@ impl Model {
             epoch: 0,
         });
         Outcome::Pending
+    }
+
+    /// Admitted on the locked path: a permit its reserve would have kept.
+    fn admit_lent(&mut self, id: u64, rank: Criticality, key: Option<u8>) -> Outcome {
+        // It found a free permit: one was idle.
+        self.idle |= matches!(
+            self.policy,
+            Policy::Queue {
+                codel_target: Some(_),
+                ..
+            }
+        );
+        self.available -= 1;
+        self.counts.admitted[index(rank)] += 1;
+        self.holders.push(Holder {
+            id,
+            rank,
+            key,
+            epoch: LENT,
+        });
+        Outcome::Admitted
     }
 
     /// Codel's state at an arrival that must wait: a busy spell (no permit
@@ -285,7 +325,8 @@ impl Model {
             return;
         }
         while let Some(rank) = self.top_waiting_rank() {
-            if self.available < self.keep(rank) {
+            let keep = self.keep_now(rank);
+            if self.available < keep {
                 break;
             }
             let chosen = self.pick(rank);
@@ -293,7 +334,11 @@ impl Model {
                 self.waiters[chosen].standing = Standing::Stale;
                 continue;
             }
-            self.grant(chosen);
+            let lent = self.available < self.keep(rank);
+            self.grant(chosen, lent);
+            if keep < self.keep(rank) {
+                self.grant_eligible();
+            }
             return;
         }
         self.available += 1;
@@ -351,9 +396,9 @@ impl Model {
         *chosen.expect("a waiter of that key")
     }
 
-    fn grant(&mut self, chosen: usize) {
+    fn grant(&mut self, chosen: usize, lent: bool) {
         self.waiters[chosen].standing = Standing::Granted;
-        self.waiters[chosen].epoch = self.epoch;
+        self.waiters[chosen].epoch = if lent { LENT } else { self.epoch };
         self.grants += 1;
         let key = self.waiters[chosen].key;
         self.served.retain(|&(k, _)| k != key);
@@ -387,7 +432,7 @@ impl Model {
 
     fn grant_eligible(&mut self) {
         while let Some(rank) = self.top_waiting_rank() {
-            if self.available <= self.keep(rank) {
+            if self.available <= self.keep_now(rank) {
                 break;
             }
             let chosen = self.pick(rank);
@@ -395,8 +440,9 @@ impl Model {
                 self.waiters[chosen].standing = Standing::Stale;
                 continue;
             }
+            let lent = self.available <= self.keep(rank);
             self.available -= 1;
-            self.grant(chosen);
+            self.grant(chosen, lent);
         }
     }
 
