@@ -16,7 +16,7 @@ pub mod budget_object;
 pub mod classify;
 pub mod config;
 pub mod failure;
-pub mod gate;
+pub mod fanout_admission;
 pub mod metrics;
 pub mod proxy_path;
 pub mod rate_headers;
