@@ -5,7 +5,7 @@
 //! wasm-pack by `scripts/build-worker.sh` and started by `worker/index.mjs`.
 //!
 //! The pure parts — configuration, path joining, metrics, the failure →
-//! status table, the fan-out's admission gate, a request's criticality and
+//! status table, the fan-out's admission order, a request's criticality and
 //! key, the rate-limit headers — compile and are
 //! tested on every target; the HTTP handler (web-sys, on
 //! [edgeshed-wasm](https://docs.rs/edgeshed-wasm)'s executor) is wasm32 only.
@@ -16,7 +16,7 @@ pub mod budget_object;
 pub mod classify;
 pub mod config;
 pub mod failure;
-pub mod gate;
+pub mod fanout_admission;
 pub mod metrics;
 pub mod proxy_path;
 pub mod rate_headers;

@@ -75,7 +75,6 @@ mod fair;
 mod fallback;
 mod fleet_limit;
 mod holder;
-mod order;
 mod table;
 mod types;
 
@@ -83,6 +82,5 @@ pub use fair::fair_share;
 pub use fallback::{effective_limit, Unavailable};
 pub use fleet_limit::FleetLimit;
 pub use holder::{HolderConfig, LeaseHolder, Waiting};
-pub use order::{BudgetOrder, Ticket};
 pub use table::LeaseTable;
 pub use types::{Answer, FleetView, Grant, LeaseRequest, WatchRequest};

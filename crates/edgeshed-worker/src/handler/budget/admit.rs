@@ -75,6 +75,30 @@ impl Future for Changed<'_> {
 }
 
 impl OriginBudget {
+    /// The synchronous first step of admission: a permit now if the lease
+    /// (or the `unavailable` fallback) covers one, without waiting or
+    /// counting the call as waiting. `None`: [`admit`](Self::admit) waits.
+    pub(crate) fn try_now(self: &Rc<Self>, ctx: &JsValue) -> Option<BudgetPermit> {
+        let reachable = {
+            let mut holder = self.holder.borrow_mut();
+            holder.try_admit(now_ms()).then(|| holder.reachable())?
+        };
+        Some(self.admitted(ctx, reachable))
+    }
+
+    /// A call admitted under the lease (or, if the object is `reachable`
+    /// no more, by the fallback): counted, and the holder told.
+    fn admitted(self: &Rc<Self>, ctx: &JsValue, reachable: bool) -> BudgetPermit {
+        if !reachable {
+            self.count(|c| c.fallbacks += 1);
+        }
+        self.kick(ctx);
+        BudgetPermit {
+            budget: Rc::clone(self),
+            ctx: ctx.clone(),
+        }
+    }
+
     /// Admits one call to the origin. `limit`: the earlier of the request's
     /// deadline and the origin's timeout, and which it is.
     ///
@@ -112,14 +136,7 @@ impl OriginBudget {
             };
             if let Some(reachable) = admitted {
                 drop(waiting);
-                if !reachable {
-                    self.count(|c| c.fallbacks += 1);
-                }
-                self.kick(ctx);
-                return Ok(BudgetPermit {
-                    budget: Rc::clone(self),
-                    ctx: ctx.clone(),
-                });
+                return Ok(self.admitted(ctx, reachable));
             }
             self.kick(ctx);
             let now = now_ms();

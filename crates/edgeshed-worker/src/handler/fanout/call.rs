@@ -1,11 +1,11 @@
-//! One call of a fan-out: through its origin's pipeline, then its JSON
-//! body read within the same time limit.
+//! One call of a fan-out: its turn in the request's admission, then its
+//! origin's fetch and its JSON body read within the same time limit.
 
 use crate::config::FanOutCall;
 use crate::failure::Failure;
-use crate::gate::AdmissionGate;
+use crate::fanout_admission::FanOutAdmission;
 use crate::handler::host::{cancel_body, read_text_limited, too_large};
-use crate::handler::origin::{CallError, CallPlan, OriginRuntime, Outgoing};
+use crate::handler::origin::{Acquiring, CallError, OriginRuntime, Outgoing};
 use core::time::Duration;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::JsClock;
@@ -21,14 +21,11 @@ pub(super) struct Outcome {
 }
 
 /// What a fan-out call shares with its siblings.
-pub(super) struct Siblings<'r> {
+pub(super) struct Siblings<'s, 'r> {
     pub(super) deadline: Option<Instant>,
     pub(super) request: &'r web_sys::Request,
-    pub(super) ctx: &'r JsValue,
-    /// Opens once every required call is admitted.
-    pub(super) gate: &'r AdmissionGate,
-    /// The request's criticality and fairness key.
-    pub(super) call: &'r edgeshed::admission::Call,
+    /// Takes every call's permits in order, all-or-nothing.
+    pub(super) admission: &'s FanOutAdmission<Acquiring<'r>>,
 }
 
 /// A GET to the origin's URL joined with the call's path, carrying only
@@ -50,24 +47,25 @@ fn outgoing(
     Ok(Outgoing { url, init })
 }
 
-/// Calls `origin` for `call`, once every required sibling is admitted
-/// (`ticket`: its place in the request's budget order), and reads its body.
+/// Calls `origin` for the call at `position` (`call`) once its turn in the
+/// request's admission comes, and reads its body.
 pub(super) async fn call_origin(
     origin: &OriginRuntime,
-    call: &FanOutCall,
-    siblings: &Siblings<'_>,
-    ticket: crate::budget::Ticket<'_>,
+    (position, call): (usize, &FanOutCall),
+    siblings: &Siblings<'_, '_>,
 ) -> Outcome {
-    let plan = CallPlan {
-        deadline: siblings.deadline,
-        ctx: siblings.ctx,
-        ticket: Some(ticket),
-        ready: siblings.gate.admitted(call.origin, call.required),
-        call: siblings.call,
+    let turn = siblings.admission.turn(position);
+    let admitted = match turn {
+        Some(turn) => turn.await,
+        None => Err((Failure::Unreachable, Duration::ZERO)),
     };
-    let called = origin
-        .call(plan, |config| outgoing(config, call, siblings.request))
-        .await;
+    let called = match admitted {
+        Ok(admitted) => {
+            let request = |config: &_| outgoing(config, call, siblings.request);
+            origin.send(admitted, siblings.deadline, request).await
+        }
+        Err((failure, waited)) => Err(CallError::Refused { failure, waited }),
+    };
     let (waited, took, failure) = match called {
         Ok(called) => {
             let result = read_json(called.response, called.limit, called.abort, origin).await;

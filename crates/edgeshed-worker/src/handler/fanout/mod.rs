@@ -1,11 +1,12 @@
 //! Fan-out routes: call several origins concurrently and merge their JSON.
 //!
-//! A request is admitted all-or-nothing: globally, then every call through
-//! its origin's pipeline, where no call fetches before every required call
-//! (to another origin) is admitted ([`AdmissionGate`]). The first required
-//! call that fails decides the answer (the one failure table,
-//! [`crate::failure`]); the others are then dropped, their permits freed
-//! and their fetches aborted.
+//! A request is admitted all-or-nothing: globally, then its calls' permits
+//! in one global order of origins, with no call fetching before every
+//! required call is admitted ([`FanOutAdmission`], where the order and why
+//! it cannot deadlock are written down). The first required call that
+//! fails decides the answer (the one failure table, [`crate::failure`]);
+//! the others are then dropped, their permits freed and their fetches
+//! aborted.
 
 mod call;
 mod merge;
@@ -14,12 +15,12 @@ use super::concurrently::until_decided;
 use super::gateway::Gateway;
 use super::respond::ResponseParts;
 use super::route::Admitting;
-use crate::budget::BudgetOrder;
 use crate::config::FanOutCall;
 use crate::failure::{Failure, Scope};
-use crate::gate::AdmissionGate;
+use crate::fanout_admission::{FanOutAdmission, Planned};
 use call::{call_origin, Outcome, Siblings};
-use edgeshed::time::Instant;
+use edgeshed::time::{Clock, Instant};
+use edgeshed_wasm::JsClock;
 use wasm_bindgen::JsValue;
 
 /// Answers a fan-out route: `calls` for a request that entered at `entry`,
@@ -41,26 +42,30 @@ pub(crate) async fn respond(
         Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
     };
-    let budgeted = |origin: usize| gateway.origin(origin).is_some_and(|o| o.budget.is_some());
-    let order = BudgetOrder::new(calls.iter().map(|call| call.origin), budgeted);
-    let required = calls.iter().filter(|call| call.required);
-    let gate = AdmissionGate::new(required.map(|call| call.origin));
+    let since = JsClock.now();
+    let planned = calls.iter().enumerate().filter_map(|(position, call)| {
+        let origin = gateway.origin(call.origin)?;
+        Some(Planned {
+            position,
+            origin: call.origin,
+            required: call.required,
+            acquire: origin.acquire(admitting.call, deadline, ctx, since),
+        })
+    });
+    let admission = FanOutAdmission::new(planned);
     let siblings = Siblings {
         deadline,
         request,
-        ctx,
-        gate: &gate,
-        call: admitting.call,
+        admission: &admission,
     };
     let futures: Vec<_> = calls
         .iter()
         .enumerate()
         .map(|(position, call)| {
-            let ticket = order.ticket(call.origin, position);
             let siblings = &siblings;
             async move {
                 match gateway.origin(call.origin) {
-                    Some(origin) => call_origin(origin, call, siblings, ticket).await,
+                    Some(origin) => call_origin(origin, (position, call), siblings).await,
                     None => Outcome {
                         result: Err(Failure::Unreachable),
                         waited: core::time::Duration::ZERO,

@@ -1,15 +1,18 @@
 //! The origins of this isolate: one [`OriginRuntime`] each, and the one
-//! pipeline of a call to it ([`OriginRuntime::call`]).
+//! pipeline of a call to it: [`OriginRuntime::acquire`] (its permits),
+//! then [`OriginRuntime::send`].
 //!
 //! Dependency order: `limit` (time limits, the aborted fetch) and
 //! `sampling` (the adaptive limits' samples) ← `runtime` (the origin and
-//! its call) ← `build` (from the configuration).
+//! its fetch) ← `acquire` (its permits) ← `build` (from the configuration).
 
+mod acquire;
 mod build;
 mod limit;
 mod runtime;
 mod sampling;
 
+pub(crate) use acquire::Acquiring;
 pub(crate) use build::runtimes;
 pub(crate) use limit::{AbortOnDrop, CallLimit};
-pub(crate) use runtime::{Call, CallError, CallPlan, OriginRuntime, Outgoing};
+pub(crate) use runtime::{Call, CallError, OriginRuntime, Outgoing};

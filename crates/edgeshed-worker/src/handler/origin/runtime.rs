@@ -1,22 +1,20 @@
-//! One origin in this isolate, and its one pipeline for a call: admit
-//! (its local limit) → budget (its fleet budget, in the request's budget
-//! order) → ready (the route's gate) → sample → fetch → sample.
+//! One origin in this isolate, and its one pipeline for a call: acquire
+//! (its local limit, then its fleet budget: `acquire.rs`; a fan-out orders
+//! these across its calls, [`crate::fanout_admission`]) → sample → fetch →
+//! sample.
 
 use super::limit::{fetch_within, time_limit, AbortOnDrop, CallLimit};
 use super::sampling;
-use crate::budget::Ticket;
 use crate::config::Origin;
 use crate::failure::Failure;
 use crate::handler::budget::{BudgetPermit, OriginBudget};
 use crate::metrics::{BudgetStats, Histogram};
 use core::cell::RefCell;
-use core::future::Future;
 use core::time::Duration;
-use edgeshed::admission::{Admission, Call as Classified, Stats};
+use edgeshed::admission::{Admission, Stats};
 use edgeshed::limit::adaptive::{AnyLimit, Controller};
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
-use edgeshed_wasm::task::RemoteWake;
 use edgeshed_wasm::JsClock;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
@@ -41,20 +39,20 @@ pub(crate) struct OriginPermit {
     _budget: Option<BudgetPermit>,
 }
 
-/// How one call is admitted, besides its origin.
-pub(crate) struct CallPlan<'r, R> {
-    /// The request's deadline, if any.
-    pub(crate) deadline: Option<Instant>,
-    /// The request's `ctx` (the budget's calls run under its `waitUntil`).
-    pub(crate) ctx: &'r JsValue,
-    /// The call's place in its request's budget order (fan-out), given back
-    /// once admitted.
-    pub(crate) ticket: Option<Ticket<'r>>,
-    /// Awaited once admitted, before the request is sent.
-    pub(crate) ready: R,
-    /// The request's criticality and fairness key.
-    pub(crate) call: &'r Classified,
+impl OriginPermit {
+    pub(super) fn new(local: Permit, budget: Option<BudgetPermit>) -> Self {
+        Self {
+            _local: local,
+            _budget: budget,
+        }
+    }
 }
+
+/// An admitted call's permits and the time it waited for them.
+pub(crate) type Admitted = (OriginPermit, Duration);
+
+/// A refused call's failure and the time it waited.
+pub(crate) type Refused = (Failure, Duration);
 
 /// The request a call sends.
 pub(crate) struct Outgoing {
@@ -71,7 +69,8 @@ pub(crate) struct Call {
     pub(crate) abort: AbortOnDrop,
     /// Time waited for admission.
     pub(crate) waited: Duration,
-    /// When it started to build its request (after admission and `ready`).
+    /// When it started to build its request (admitted, and in a fan-out
+    /// through the gate).
     pub(crate) started: Instant,
     /// Time to the response headers.
     pub(crate) took: Duration,
@@ -92,26 +91,15 @@ pub(crate) enum CallError {
 }
 
 impl OriginRuntime {
-    /// One call: admission (the local limit, then the fleet budget in
-    /// `plan.ticket`'s turn), `plan.ready`, then `request()` is sent within
-    /// the earlier of the deadline and the origin's `timeoutMs`, sampled
-    /// for the adaptive limits. Dropping the future frees the permit and
-    /// aborts the fetch.
-    pub(crate) async fn call<R: Future<Output = ()>>(
+    /// Sends `request()` for an `admitted` call, within the earlier of the
+    /// `deadline` and the origin's `timeoutMs`, sampled for the adaptive
+    /// limits. Dropping the future frees the permit and aborts the fetch.
+    pub(crate) async fn send(
         &self,
-        plan: CallPlan<'_, R>,
+        (permit, waited): Admitted,
+        deadline: Option<Instant>,
         request: impl FnOnce(&Origin) -> Result<Outgoing, JsValue>,
     ) -> Result<Call, CallError> {
-        let start = JsClock.now();
-        let admitting = (plan.call, plan.deadline);
-        let (permit, waited) = match self.admit(admitting, plan.ctx, plan.ticket).await {
-            Ok(admitted) => admitted,
-            Err(failure) => {
-                let waited = JsClock.now().saturating_duration_since(start);
-                return Err(CallError::Refused { failure, waited });
-            }
-        };
-        plan.ready.await;
         let started = JsClock.now();
         let failed = |failure| CallError::Failed {
             failure,
@@ -120,7 +108,7 @@ impl OriginRuntime {
         };
         let outgoing = request(&self.config).map_err(CallError::Internal)?;
         let abort = AbortOnDrop::new().map_err(|_| failed(Failure::Unreachable))?;
-        let mut limit = CallLimit::new(time_limit(plan.deadline, self.config.timeout));
+        let mut limit = CallLimit::new(time_limit(deadline, self.config.timeout));
         let sent = JsClock.now();
         let sampling = sampling::start(self.controller.as_ref(), self.budget.as_ref());
         let fetched = fetch_within(&outgoing.url, &outgoing.init, &mut limit, &abort).await;
@@ -138,50 +126,6 @@ impl OriginRuntime {
                 took,
             }),
             Err(failure) => Err(failed(failure)),
-        }
-    }
-
-    /// Waits for a permit: the local limit, then the fleet budget, if any,
-    /// in `ticket`'s turn (given back here, admitted or not); returns it
-    /// and the time waited.
-    async fn admit(
-        &self,
-        (call, deadline): (&Classified, Option<Instant>),
-        ctx: &JsValue,
-        ticket: Option<Ticket<'_>>,
-    ) -> Result<(OriginPermit, Duration), Failure> {
-        let start = JsClock.now();
-        let admit = match deadline {
-            Some(at) => self.admission.admit_call_before(call.clone(), at),
-            None => self.admission.admit_call(call.clone()),
-        };
-        let outcome = RemoteWake::new(admit).await;
-        let outcome = match (outcome, &self.budget) {
-            (Ok(local), Some(budget)) => {
-                if let Some(ticket) = &ticket {
-                    ticket.turn().await;
-                }
-                // (a budget refusal is not observed in the wait histogram)
-                let limit = time_limit(deadline, self.config.timeout);
-                let budget = budget.admit(ctx, limit).await?;
-                Ok((local, Some(budget)))
-            }
-            (outcome, _) => outcome.map(|local| (local, None)),
-        };
-        // the next call in the budget order may take its permit
-        drop(ticket);
-        let waited = JsClock.now().saturating_duration_since(start);
-        self.wait.borrow_mut().observe(waited);
-        match outcome {
-            Ok((local, budget)) => Ok((
-                OriginPermit {
-                    _local: local,
-                    _budget: budget,
-                },
-                waited,
-            )),
-            // Expired, fair share, overloaded, closed.
-            Err(error) => Err(Failure::of_admission(&error)),
         }
     }
 

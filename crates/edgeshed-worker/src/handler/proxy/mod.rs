@@ -7,11 +7,12 @@ mod held;
 pub(crate) use held::held_bodies;
 
 use super::gateway::Gateway;
-use super::origin::{Call, CallError, CallPlan, Outgoing};
+use super::origin::{Call, CallError, Outgoing};
 use super::respond::{error_json, ResponseParts};
 use super::route::Admitting;
 use crate::failure::Scope;
-use edgeshed::time::Instant;
+use edgeshed::time::{Clock, Instant};
+use edgeshed_wasm::JsClock;
 use headers::forwardable;
 use wasm_bindgen::prelude::*;
 
@@ -75,14 +76,17 @@ pub(crate) async fn respond(
         Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
     };
-    let plan = CallPlan {
-        deadline: None,
-        ctx,
-        ticket: None,
-        ready: async {},
-        call: admitting.call,
+    let called = match origin
+        .acquire(admitting.call, None, ctx, JsClock.now())
+        .await
+    {
+        Ok(admitted) => {
+            origin
+                .send(admitted, None, |_| outgoing(request, target))
+                .await
+        }
+        Err((failure, waited)) => Err(CallError::Refused { failure, waited }),
     };
-    let called = origin.call(plan, |_| outgoing(request, target)).await;
     let admission = global.waited;
     let timed = |parts: ResponseParts, waited, took| {
         parts
