@@ -6,7 +6,7 @@
 import { after as afterAll, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { after, answer, gate, startOrigin } from "./support/origin.mjs";
-import { startFleet } from "./support/fleet.mjs";
+import { eventually, startFleet } from "./support/fleet.mjs";
 
 const TTL = 1000;
 
@@ -82,22 +82,46 @@ describe("fleet budget through a rollout", () => {
     t.diagnostic(`under 8: ${JSON.stringify(under)}, origin peak ${underPeak}; over: ${JSON.stringify(over)}, origin peak ${users.peak}`);
   });
 
-  test("GET /__edgeshed/budget through an isolate with another configuration (and a newer version) changes nothing", async () => {
-    const users = await started(startOrigin("users"));
-    // gw0 and gw2 run the old version with a budget of 4; gw1 is newer, with
-    // 8, but only asks for the fleet view
-    const fleet = await started(
-      startFleet(config(users, 4), { configs: [config(users, 4, 4), config(users, 8), config(users, 4, 4)], bindings: [OLD, NEW, OLD] }),
-    );
-    // a first view on a fresh object makes no table
-    const fresh = (await fleet.budget(1)).origins.users;
-    assert.deepEqual(fresh, { limit: 8, leased: 0, holders: 0, learning: false }, "the stated limit, nothing leased");
+  /** gw0, gw2: the old version, a budget of 4 (local 4); gw1: newer, 8, only asking for the fleet view. */
+  const viewFleet = (users) =>
+    startFleet(config(users, 4), { configs: [config(users, 4, 4), config(users, 8), config(users, 4, 4)], bindings: [OLD, NEW, OLD] });
+
+  /** Four calls of gw0 held at the origin; the statuses of those answered early. */
+  async function holdFour(users, fleet) {
     const g = gate();
     users.behave(after(g, answer({ id: 1 })));
-    const held = Array.from({ length: 4 }, () => fleet.get(0, "/aggregate"));
-    await users.arrivals(4);
+    const answered = [];
+    const held = Array.from({ length: 4 }, () =>
+      fleet.get(0, "/aggregate").then((r) => {
+        answered.push(r.status);
+        return r;
+      }),
+    );
+    // bounded: a refused call is answered instead of arriving
+    await eventually(() => ({ arrived: users.requests.length, answered }), (s) => s.arrived === 4 || s.answered.length > 0, {
+      what: "gw0's 4 calls at the origin",
+    });
+    assert.deepEqual(answered, [], "none of gw0's calls refused");
+    return { g, held };
+  }
+
+  test("the first GET /__edgeshed/budget on a fresh object makes no table: the old version's calls then make it, with their configuration", async () => {
+    const users = await started(startOrigin("users"));
+    const fleet = await started(viewFleet(users));
+    const fresh = (await fleet.budget(1)).origins.users;
+    assert.deepEqual(fresh, { limit: 8, leased: 0, holders: 0, learning: false }, "the stated limit, nothing leased");
+    const { g, held } = await holdFour(users, fleet);
+    assert.deepEqual((await fleet.budget(0)).origins.users, { limit: 4, leased: 4, holders: 1, learning: false });
+    g.open();
+    for (const r of await Promise.all(held)) assert.equal(r.status, 200, r.text);
+  });
+
+  test("GET /__edgeshed/budget through an isolate with another configuration (and a newer version) changes nothing", async () => {
+    const users = await started(startOrigin("users"));
+    const fleet = await started(viewFleet(users));
+    const { g, held } = await holdFour(users, fleet);
     const before = (await fleet.budget(0)).origins.users;
-    assert.deepEqual(before, { limit: 4, leased: 4, holders: 1, learning: false }, "the old version's table: its first call made it");
+    assert.deepEqual(before, { limit: 4, leased: 4, holders: 1, learning: false }, "the old version's table");
     for (let i = 0; i < 3; i++) {
       assert.deepEqual((await fleet.budget(1)).origins.users, before, `view ${i} through the newer isolate`);
     }
