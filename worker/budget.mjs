@@ -15,6 +15,14 @@
 // old lease expired, grants at once (see docs/gateway.md, "Fleet budget").
 // Calls it keeps are lost with its memory: their holders see a failed call
 // and ask again.
+//
+// Every call states its isolate's configuration (`limit`, `ttlMs`,
+// `adaptive`) and deploy version (`version`: `{ timestamp, id }` of the
+// Worker's CF_VERSION_METADATA binding). The table applies a changed
+// configuration in place, the newest version's winning (see
+// crates/edgeshed-worker/src/budget/table/reconfigure.rs): its leases, the
+// calls it keeps and its learning state stay, so a gradual deployment (two
+// versions serving at once) costs nothing. The fleet view changes nothing.
 import { DurableObject } from "cloudflare:workers";
 import { BudgetTable } from "../dist/worker/edgeshed.js";
 
@@ -37,7 +45,7 @@ function config(options) {
   if (!Number.isInteger(ttlMs) || ttlMs < 100 || ttlMs > 3_600_000) {
     throw new TypeError(`EdgeshedBudget: ttlMs must be an integer from 100 to 3600000, got ${String(ttlMs)}`);
   }
-  return { limit, ttlMs, adaptive: adaptive(options?.adaptive) };
+  return { limit, ttlMs, adaptive: adaptive(options?.adaptive), version: version(options?.version) };
 }
 
 /** The `adaptive` section of the caller's budget (the worker checked it), or null. */
@@ -79,9 +87,15 @@ function report(value) {
   ];
 }
 
-/** Whether two callers' configurations are the same budget. */
-function sameConfig(a, b) {
-  return a?.limit === b.limit && a?.ttlMs === b.ttlMs && JSON.stringify(a?.adaptive) === JSON.stringify(b.adaptive);
+/** The caller's deploy version (`{ timestamp, id }`), or the unversioned one. */
+function version(value) {
+  if (value === undefined || value === null) return { timestamp: 0, id: "" };
+  const timestamp = count(value.timestamp, "version.timestamp", 0, Number.MAX_SAFE_INTEGER);
+  const id = value.id ?? "";
+  if (typeof id !== "string" || id.length > 128) {
+    throw new TypeError("EdgeshedBudget: version.id must be a string of at most 128 characters");
+  }
+  return { timestamp, id };
 }
 
 // What a call the table dropped gets (its holder sent a newer one, or the
@@ -93,8 +107,6 @@ export class EdgeshedBudget extends DurableObject {
   constructor(ctx, env) {
     super(ctx, env);
     this.table = null;
-    // The configuration the table was made with (`limit`, `ttlMs`).
-    this.configured = null;
     // The promises of the calls the table keeps: holder -> { lease, watch }.
     this.kept = new Map();
     // When the alarm is set for (ms), 0 when none is known to be set.
@@ -166,10 +178,21 @@ export class EdgeshedBudget extends DurableObject {
     return answer;
   }
 
-  /** The fleet view: `{ limit, leased, holders, learning }` (`options` as for `lease`). */
+  /**
+   * The fleet view: `{ limit, leased, holders, learning }` (`options` as for
+   * `lease`). It changes nothing: the configuration the view states neither
+   * makes nor reconfigures the table. An object without a table yet shows
+   * the stated limit (an adaptive one's first window: its minimum), nothing
+   * leased, and whether a table made now would learn (until the horizon).
+   */
   view(options) {
     const now = Date.now();
-    const table = this.#table(config(options), now);
+    const stated = config(options);
+    const table = this.table;
+    if (table === null) {
+      const limit = stated.adaptive === null ? stated.limit : stated.adaptive.minLimit;
+      return { limit, leased: 0, holders: 0, learning: now < this.horizon };
+    }
     return { limit: table.limit(), leased: table.leased(now), holders: table.holders(now), learning: table.learning(now) };
   }
 
@@ -224,25 +247,23 @@ export class EdgeshedBudget extends DurableObject {
     }
   }
 
-  // The table, made on first use with the caller's configuration. A caller
-  // with another limit or TTL (a new deployment) restarts it in learning
-  // mode: the leases out are re-registered as their holders report them,
-  // and the calls the old table kept are dropped (their holders ask again).
+  // The table, made on first use with the caller's configuration; after
+  // that the caller's configuration and version go to the table, which
+  // applies a newer one in place (nothing is dropped, no learning mode) and
+  // serves older versions' calls under the one in force.
   #table(wanted, now) {
-    const table = this.table;
-    if (table !== null && sameConfig(this.configured, wanted)) return table;
-    table?.free();
-    for (const holder of [...this.kept.keys()]) this.#drop(holder);
-    const horizon = Math.max(this.horizon, table === null ? 0 : now + wanted.ttlMs);
     const a = wanted.adaptive;
-    this.table = a === null
-      ? new BudgetTable(wanted.limit, wanted.ttlMs, now, horizon)
-      : BudgetTable.adaptive(a.algorithm, a.initialLimit, a.minLimit, a.maxLimit, wanted.ttlMs, now, horizon);
-    if (this.table === undefined) {
-      this.table = null;
+    if (this.table === null) {
+      const table = a === null
+        ? new BudgetTable(wanted.limit, wanted.ttlMs, now, this.horizon)
+        : BudgetTable.adaptive(a.algorithm, a.initialLimit, a.minLimit, a.maxLimit, wanted.ttlMs, now, this.horizon);
+      if (table === undefined) throw new TypeError(`EdgeshedBudget: the core refused the adaptive limit ${JSON.stringify(a)}`);
+      this.table = table;
+    }
+    const numbers = [wanted.version.timestamp, wanted.limit, wanted.ttlMs, a?.initialLimit ?? 0, a?.minLimit ?? 0, a?.maxLimit ?? 0];
+    if (this.table.configure(wanted.version.id, a?.algorithm ?? "", numbers, now) < 0) {
       throw new TypeError(`EdgeshedBudget: the core refused the adaptive limit ${JSON.stringify(a)}`);
     }
-    this.configured = wanted;
     return this.table;
   }
 

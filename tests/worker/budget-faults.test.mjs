@@ -141,4 +141,50 @@ describe("fleet budget faults", () => {
     const seen = (await worker.get("/__test/broken")).json.overloaded;
     assert.deepEqual(seen, { calls, stubs: calls }, "an overloaded object is not retried");
   });
+
+  test("a real object that throws .overloaded: never retried, the fallback applies (local admits, shed 503s), counted in budgetUnavailable", async () => {
+    const users = await started(startOrigin("users"));
+    const budget = { binding: "OVERLOADING_BUDGET", maxInFlight: 1, leaseTtlMs: TTL };
+    const origin = (unavailable) => ({ url: users.url, maxInFlight: 3, maxQueue: 0, timeoutMs: 400, budget: { ...budget, unavailable } });
+    const worker = await started(
+      startWorker(
+        {
+          statsPublic: true,
+          origins: { local: origin("local"), shed: origin("shed") },
+          routes: [
+            { path: "/local", fanout: [{ origin: "local", path: "/u", required: true }] },
+            { path: "/shed", fanout: [{ origin: "shed", path: "/u", required: true }] },
+          ],
+        },
+        {
+          scriptPath: "tests/worker/support/budget-entry.mjs",
+          durableObjects: { OVERLOADING_BUDGET: { className: "OverloadingBudget", useSQLite: true } },
+        },
+      ),
+    );
+    users.behave(answer({ id: 1 }));
+    const N = 4;
+    for (let i = 0; i < N; i++) {
+      const local = await worker.get("/local");
+      assert.equal(local.status, 200, `"local": the isolate's own limit admits (${local.text})`);
+      const shed = await worker.get("/shed");
+      assert.equal(shed.status, 503, shed.text);
+      assert.deepEqual(shed.json, { error: "overloaded", scope: "origin:shed", reason: "budget" });
+    }
+    assert.equal(users.requests.length, N, "only the local fallback reached the origin");
+    const stats = (await worker.get("/__edgeshed/stats")).json.origins;
+    const metrics = (await worker.get("/__edgeshed/metrics")).text;
+    const named = (name, o) => Number(metrics.match(new RegExp(`^${name}\\{origin="${o}"\\} (\\d+)$`, "m"))?.[1] ?? NaN);
+    for (const o of ["local", "shed"]) {
+      assert.equal(stats[o].budgetUnavailable, N, `${o}: every request decided by the fallback: ${JSON.stringify(stats[o])}`);
+      assert.equal(named("edgeshed_budget_fallbacks_total", o), N, metrics);
+      const calls = named("edgeshed_budget_calls_total", o);
+      const seen = (await worker.get(`/__test/overloading?origin=${o}`)).json;
+      // each lease call reached the object exactly once: none was retried
+      assert.ok(calls >= 1, metrics);
+      assert.equal(seen.lease, calls, `${o}: object saw ${JSON.stringify(seen)}, isolate made ${calls} lease calls`);
+      assert.equal(named("edgeshed_budget_overloaded_total", o), calls + seen.watch, metrics);
+      assert.equal(named("edgeshed_budget_lease_failures_total", o), calls, metrics);
+    }
+  });
 });

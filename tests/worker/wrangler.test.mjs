@@ -65,5 +65,9 @@ test("wrangler.toml sets what the tests rely on", () => {
   assert.deepEqual(production.vars, {});
   assert.deepEqual(production.durable_objects.bindings.map((b) => [b.name, b.class_name]), [["EDGESHED_BUDGET", "EdgeshedBudget"]]);
   assert.deepEqual(production.migrations, config.migrations);
+  // The version metadata binding the budget's calls state their version from
+  // (the newest version's budget configuration wins), in both (not inherited).
+  assert.deepEqual(config.version_metadata, { binding: "CF_VERSION_METADATA" });
+  assert.deepEqual(production.version_metadata, { binding: "CF_VERSION_METADATA" });
   assert.equal(config.vars.EDGESHED.origins.users.budget.binding, "EDGESHED_BUDGET");
 });

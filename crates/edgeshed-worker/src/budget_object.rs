@@ -6,7 +6,9 @@
 //! Numbers cross as JavaScript numbers: the shell validates them (integers
 //! in range) before calling; times are `Date.now()` milliseconds.
 
-use crate::budget::{Answer, Grant, LeaseRequest, LeaseTable};
+use crate::budget::{
+    Answer, BudgetSetting, DeployVersion, Grant, LeaseRequest, LeaseTable, LimitSetting,
+};
 use core::time::Duration;
 use edgeshed::limit::adaptive::{AnyLimit, Bounds, WindowSummary};
 use wasm_bindgen::prelude::*;
@@ -95,6 +97,40 @@ impl BudgetTable {
             table: LeaseTable::adaptive(algorithm, ttl, now, horizon),
             last: None,
         })
+    }
+
+    /// A caller of the deploy version (`numbers[0]`, its timestamp in ms,
+    /// and `version_id`) states its configuration ([`LeaseTable::configure`]):
+    /// `algorithm` is `""` for a fixed limit; `numbers`: `[versionTimestampMs,
+    /// limit, ttlMs, initialLimit, minLimit, maxLimit]` (the shell checked
+    /// them). Returns 1 when the table's configuration changed (in place),
+    /// 0 when not, -1 for an algorithm or bounds the core refuses.
+    pub fn configure(
+        &mut self,
+        version_id: &str,
+        algorithm: &str,
+        numbers: &[f64],
+        now: f64,
+    ) -> i32 {
+        let n = |i: usize| numbers.get(i).copied().unwrap_or(0.0);
+        let limit = if algorithm.is_empty() {
+            LimitSetting::Fixed(count(n(1)))
+        } else {
+            let (initial, min, max) = (count(n(3)), count(n(4)), count(n(5)));
+            let Ok(bounds) = Bounds::new(initial as usize, min as usize, max as usize) else {
+                return -1;
+            };
+            let Some(limit) = LimitSetting::adaptive(algorithm, bounds) else {
+                return -1;
+            };
+            limit
+        };
+        let setting = BudgetSetting {
+            limit,
+            ttl_ms: millis(n(2)),
+        };
+        let version = DeployVersion::new(millis(n(0)), version_id);
+        i32::from(self.table.configure(&version, &setting, millis(now)))
     }
 
     /// Grants, renews, grows or releases `holder`'s lease ([`LeaseTable::ask`]).

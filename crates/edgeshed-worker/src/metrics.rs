@@ -91,7 +91,8 @@ pub struct ScopeMetrics<'a> {
     pub budget: Option<BudgetStats>,
 }
 
-/// What a budgeted origin's stats add: `leased` and `budgetShed`.
+/// What a budgeted origin's stats add: `leased`, `budgetShed` and
+/// `budgetUnavailable`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BudgetStats {
     /// Permits this isolate holds under its lease.
@@ -99,6 +100,10 @@ pub struct BudgetStats {
     /// Requests refused because the fleet had no permit for them (503,
     /// reason `budget`).
     pub shed: u64,
+    /// Requests decided by the budget's `unavailable` fallback (admitted on
+    /// the local limit, or shed) because the object failed or answered
+    /// `.overloaded`.
+    pub unavailable: u64,
 }
 
 fn stats_json(stats: &Stats) -> String {
@@ -127,8 +132,8 @@ pub fn render_stats_json(scopes: &[ScopeMetrics<'_>], routes: &[RouteMetrics<'_>
                 if let Some(budget) = scope.budget {
                     stats.pop();
                     stats.push_str(&format!(
-                        ",\"leased\":{},\"budgetShed\":{}}}",
-                        budget.leased, budget.shed
+                        ",\"leased\":{},\"budgetShed\":{},\"budgetUnavailable\":{}}}",
+                        budget.leased, budget.shed, budget.unavailable
                     ));
                 }
                 origins.push(format!("\"{name}\":{stats}"));

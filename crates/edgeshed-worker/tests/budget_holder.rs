@@ -168,6 +168,38 @@ fn local_fallback_keeps_the_local_limit_while_the_table_is_down() {
     assert!(!h.try_admit(1));
 }
 
+#[test]
+fn an_overloaded_object_falls_back_and_is_called_again_only_after_a_growing_backoff() {
+    // retry_ms is TTL / 10 = 500: overloaded answers in a row wait 500,
+    // 1000, 2000, then 4000 ms (at most), from when the call was sent
+    let mut h = holder(6, Unavailable::Local);
+    let mut sent = 0;
+    h.poll(sent, w(1)).unwrap();
+    for wait in [500, 1_000, 2_000, 4_000, 4_000] {
+        h.on_overloaded();
+        assert!(!h.reachable());
+        assert_eq!(h.effective_limit(sent + 1), 6, "local fallback");
+        assert_eq!(h.next_poll_at(sent + 1, w(1)), Some(sent + wait));
+        assert_eq!(h.poll(sent + wait - 1, w(1)), None, "no call sooner");
+        sent += wait;
+        assert!(h.poll(sent, w(1)).is_some());
+    }
+    // any answer resets the backoff; an ordinary failure retries after retry_ms
+    h.on_grant(sent, grant(1));
+    assert!(h.reachable());
+    let renewal_at = sent + TTL / 4 * 3;
+    h.poll(renewal_at, w(1)).unwrap();
+    h.on_overloaded();
+    assert_eq!(h.next_poll_at(renewal_at, w(1)), Some(renewal_at + 500));
+    h.poll(renewal_at + 500, w(1)).unwrap();
+    h.on_failure();
+    assert_eq!(
+        h.next_poll_at(renewal_at + 500, w(1)),
+        Some(renewal_at + 1_000)
+    );
+    assert_eq!(h.failures(), 7, "every overloaded answer is a failed call");
+}
+
 /// Drives one holder against a table, 10 ms steps: busy (one call in
 /// flight, re-admitted each step) until `idle_at`, idle afterwards. Returns
 /// when the table last had a permit leased to it.

@@ -8,6 +8,9 @@
 // - `env.BROKEN_BUDGET` is a namespace whose stubs throw `.retryable` errors
 //   (retried once on a new stub), `env.OVERLOADED_BUDGET` one whose stubs
 //   throw `.overloaded` ones (never retried): the object is unreachable.
+// - `OverloadingBudget` is a real object class whose calls throw
+//   `.overloaded` errors (bind it as a namespace: `/__test/overloading`
+//   says how many calls reached it).
 import wasm from "../../../dist/worker/edgeshed_bg.wasm";
 import { initSync, handle } from "../../../dist/worker/edgeshed.js";
 import { EdgeshedBudget as RealBudget } from "../../../worker/budget.mjs";
@@ -18,6 +21,29 @@ export class EdgeshedBudget extends RealBudget {
   /** Test hook: the object loses its memory (a new instance on the next call). */
   reset() {
     this.ctx.abort(new Error("test: the object loses its memory"));
+  }
+}
+
+/**
+ * A real object past its soft limit: every lease and watch call throws an
+ * error flagged `.overloaded` (as the runtime's own does; the flag survives
+ * RPC), and `seen()` says how many arrived.
+ */
+export class OverloadingBudget extends RealBudget {
+  #seen = { lease: 0, watch: 0 };
+
+  lease() {
+    this.#seen.lease += 1;
+    throw Object.assign(new Error("test: Durable Object is overloaded"), { overloaded: true });
+  }
+
+  watch() {
+    this.#seen.watch += 1;
+    throw Object.assign(new Error("test: Durable Object is overloaded"), { overloaded: true });
+  }
+
+  seen() {
+    return this.#seen;
   }
 }
 
@@ -81,6 +107,10 @@ export default {
     }
     if (pathname === "/__test/broken") {
       return Response.json(brokenSeen);
+    }
+    if (pathname === "/__test/overloading") {
+      const namespace = env.OVERLOADING_BUDGET;
+      return Response.json(await namespace.get(namespace.idFromName(searchParams.get("origin"))).seen());
     }
     if (dead) return new Response("dead", { status: 599 });
     return handle(request, envFor(env), ctx);

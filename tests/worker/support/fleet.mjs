@@ -9,10 +9,17 @@ import { ROOT, wranglerToml } from "./worker.mjs";
 const BASE = "http://edgeshed.test";
 const ENTRY = "tests/worker/support/budget-entry.mjs";
 
-/** Starts the fleet with `config` as every gateway's EDGESHED binding. */
-export async function startFleet(config, { gateways = 3 } = {}) {
+/**
+ * Starts the fleet with `config` as every gateway's EDGESHED binding, or
+ * `configs[i]` as gateway i's (two versions of a deployment serving at
+ * once), with `bindings[i]` added to gateway i's env. Each gateway gets
+ * wrangler.toml's version metadata binding (its own random id, the time it
+ * started) unless `bindings[i]` gives one.
+ */
+export async function startFleet(config, { gateways = 3, configs = [], bindings = [] } = {}) {
   const toml = wranglerToml();
-  const worker = (name, durableObject) => ({
+  const versionBinding = toml.version_metadata?.binding;
+  const worker = (name, durableObject, i) => ({
     name,
     modules: true,
     modulesRoot: ROOT,
@@ -23,7 +30,8 @@ export async function startFleet(config, { gateways = 3 } = {}) {
     ],
     compatibilityDate: toml.compatibility_date,
     compatibilityFlags: toml.compatibility_flags,
-    bindings: { EDGESHED: config },
+    bindings: { ...(bindings[i] ?? {}), EDGESHED: configs[i] ?? config },
+    ...(versionBinding && bindings[i]?.[versionBinding] === undefined ? { versionMetadata: versionBinding } : {}),
     durableObjects: { EDGESHED_BUDGET: durableObject },
   });
   const names = Array.from({ length: gateways }, (_, i) => `gw${i}`);
@@ -35,7 +43,7 @@ export async function startFleet(config, { gateways = 3 } = {}) {
     handleStructuredLogs: ({ level, message }) => {
       logs.push({ level, message });
     },
-    workers: [worker("budget-host", host), ...names.map((name) => worker(name, remote))],
+    workers: [worker("budget-host", host, -1), ...names.map((name, i) => worker(name, remote, i))],
   });
   await mf.ready;
   const fetchers = await Promise.all(names.map((name) => mf.getWorker(name)));

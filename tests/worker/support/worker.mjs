@@ -70,6 +70,11 @@ export async function startWorker(binding, { statsToken, scriptPath = "worker/in
     compatibilityDate: config.compatibility_date,
     compatibilityFlags: config.compatibility_flags,
     bindings: binding === NO_BINDING ? bindings : { ...bindings, EDGESHED: binding },
+    // wrangler.toml's [version_metadata], as `wrangler dev` gives it (a
+    // random id, the time it started), unless `bindings` has its own.
+    ...(config.version_metadata?.binding && bindings[config.version_metadata.binding] === undefined
+      ? { versionMetadata: config.version_metadata.binding }
+      : {}),
     // The fleet budget's namespace, as wrangler.toml declares it (the
     // production entry exports the class; other entries bind none unless asked).
     durableObjects: durableObjects ?? (scriptPath === "worker/index.mjs" ? wranglerDurableObjects(config) : {}),

@@ -10,9 +10,11 @@ impl LeaseTable {
     /// `now` like [`LeaseTable::resumed`] (learning until `horizon`, at
     /// most one TTL).
     pub fn adaptive(algorithm: AnyLimit, ttl_ms: u64, now: u64, horizon: u64) -> Self {
+        let configured = super::setting::LimitSetting::of(&algorithm);
         let fleet = FleetLimit::new(algorithm, now);
         let mut table = Self::resumed(fleet.limit(), ttl_ms, now, horizon);
         table.fleet = Some(fleet);
+        table.configured = configured;
         table
     }
 

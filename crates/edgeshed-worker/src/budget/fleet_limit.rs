@@ -79,6 +79,14 @@ impl FleetLimit {
         }
     }
 
+    /// The same limit numbering its epochs after `epoch` (a limit that
+    /// replaces another: reports of the old one's epochs are no samples of
+    /// it).
+    pub fn after_epoch(mut self, epoch: u64) -> Self {
+        self.epoch = epoch.saturating_add(1);
+        self
+    }
+
     /// The limit now (the drain's while one runs).
     pub fn limit(&self) -> u32 {
         self.drain

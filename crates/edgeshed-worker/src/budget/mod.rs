@@ -64,17 +64,23 @@
 //!    This assumes the restarted object's clock is not behind the one that
 //!    granted the old leases.
 //!
-//! An adaptive fleet limit moves `L`. When it falls, leases above the new
-//! limit are not recalled: holders over their share are told to renew within
-//! a tenth of the TTL and are trimmed then (never below their calls in
-//! flight), so the origin sees the old limit for at most that long plus the
-//! calls then in flight.
+//! An adaptive fleet limit, and a reconfiguration (a new deploy version
+//! with another `maxInFlight`, `adaptive` or `leaseTtlMs`, applied in place:
+//! `table/reconfigure.rs`), move `L`. A grant never raises the sum of the
+//! leases above the `L` in force, and a lease is never counted below its
+//! holder's calls in flight; so when `L` falls, leases above it are not
+//! recalled: holders over their share are told to renew within a tenth of
+//! the TTL and are trimmed then (never below their calls in flight), nothing
+//! is granted until the sum is under the new `L`, and the origin sees at
+//! most the old limit while the calls admitted under it finish. The full
+//! argument for a moving `L` is at the top of `table/reconfigure.rs`.
 
 mod adaptive;
 mod fair;
 mod fallback;
 mod fleet_limit;
 mod holder;
+mod setting;
 mod table;
 mod types;
 
@@ -82,5 +88,6 @@ pub use fair::fair_share;
 pub use fallback::{effective_limit, Unavailable};
 pub use fleet_limit::FleetLimit;
 pub use holder::{HolderConfig, LeaseHolder, Waiting};
+pub use setting::{BudgetSetting, DeployVersion, LimitSetting};
 pub use table::LeaseTable;
 pub use types::{Answer, FleetView, Grant, LeaseRequest, WatchRequest};

@@ -16,6 +16,27 @@ export function namespaceOf(env, name) {
   return undefined;
 }
 
+/**
+ * This Worker's deploy version, from Cloudflare's version metadata binding
+ * (`[version_metadata] binding = "CF_VERSION_METADATA"`: `{ id, tag,
+ * timestamp }`): `{ timestamp: <ms>, id }`, or undefined without the binding.
+ * The budget's object applies the configuration of the newest version it
+ * hears from (docs/gateway.md, "Fleet budget").
+ */
+export function versionOf(env) {
+  try {
+    const metadata = env?.CF_VERSION_METADATA;
+    if (metadata === undefined || metadata === null) return undefined;
+    const parsed = Date.parse(metadata.timestamp);
+    const timestamp = Number.isFinite(parsed) && parsed > 0 ? parsed : 0;
+    const id = typeof metadata.id === "string" ? metadata.id.slice(0, 128) : "";
+    return { timestamp, id };
+  } catch {
+    // a binding that throws: no version
+    return undefined;
+  }
+}
+
 /** A fresh id for this isolate's holder (created lazily: not at module scope). */
 export function newHolderId() {
   try {
@@ -34,10 +55,20 @@ function retryable(error) {
   }
 }
 
+/** Whether `error` is a Durable Object's `.overloaded` error. */
+function overloaded(error) {
+  try {
+    return error?.overloaded === true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Calls `method(...args)` on the object `name` of `namespace`; a
  * `.retryable` error is retried once on a new stub, an `.overloaded` one
- * never. Rejects (never throws) on failure.
+ * never (the object is past its soft limit: another call adds to its
+ * queue). Rejects (never throws) on failure.
  */
 export function callObject(namespace, name, method, args) {
   const attempt = (retried) => {
@@ -69,8 +100,9 @@ const isCount = (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000;
 
 /**
  * Calls `method` on the object and reports its outcome once, later (never
- * synchronously), through `report(value)` or `fail()`: a throw, a rejection
- * or `timeoutMs` passed. The call is registered with `ctx.waitUntil`, so it
+ * synchronously), through `report(value)` or `fail(overloaded)`: a throw, a
+ * rejection or `timeoutMs` passed (`overloaded`: the object answered an
+ * `.overloaded` error). The call is registered with `ctx.waitUntil`, so it
  * completes even when the request that made it has answered.
  */
 function callOnce(namespace, name, method, args, timeoutMs, what, report, fail, ctx) {
@@ -87,9 +119,10 @@ function callOnce(namespace, name, method, args, timeoutMs, what, report, fail, 
   let settled;
   try {
     const call = callObject(namespace, name, method, args);
-    settled = withTimeout(call, timeoutMs, what).then(once(report), once(fail));
+    const failed = once((error) => fail(overloaded(error)));
+    settled = withTimeout(call, timeoutMs, what).then(once(report), failed);
   } catch {
-    settled = Promise.resolve().then(once(fail));
+    settled = Promise.resolve().then(() => once(fail)(false));
   }
   try {
     if (ctx && typeof ctx.waitUntil === "function") ctx.waitUntil(settled);
@@ -98,20 +131,32 @@ function callOnce(namespace, name, method, args, timeoutMs, what, report, fail, 
   }
 }
 
+/** What every call states besides its numbers: `{ adaptive, version }`. */
+function statedParts(stated) {
+  try {
+    return { adaptive: stated?.adaptive, version: stated?.version };
+  } catch {
+    return { adaptive: undefined, version: undefined };
+  }
+}
+
 /**
  * One lease call: `done(ok, [permits, ttlMs, renewMs, epoch], learning,
- * contended)` is called exactly once, later, with the grant or `ok = false`
- * on any failure (including a malformed answer). `numbers`: `[limit, ttlMs,
- * held, inUse, wanted, waitMs, timeoutMs, epoch, served, dropped, rttTotalUs,
+ * contended, overloaded)` is called exactly once, later, with the grant or
+ * `ok = false` on any failure (including a malformed answer; `overloaded`:
+ * the object answered `.overloaded`). `numbers`: `[limit, ttlMs, held,
+ * inUse, wanted, waitMs, timeoutMs, epoch, served, dropped, rttTotalUs,
  * rttSquares, minRttUs, maxRttUs, maxInFlight]` (see budget/calls.rs);
- * `adaptive`: the budget's `adaptive` section, or undefined.
+ * `stated`: `{ adaptive, version }`, the budget's `adaptive` section (or
+ * undefined) and this Worker's version (`versionOf`, or undefined).
  */
-export function callLease(namespace, name, holder, numbers, adaptive, done, ctx) {
+export function callLease(namespace, name, holder, numbers, stated, done, ctx) {
   const [limit, ttlMs, held, inUse, wanted, waitMs, timeoutMs, epoch, ...summary] = numbers;
   const [served, dropped, rttTotalUs, rttSquares, minRttUs, maxRttUs, maxInFlight] = summary;
   const report = { served, dropped, rttTotalUs, rttSquares, minRttUs, maxRttUs, maxInFlight };
-  const request = { limit, ttlMs, adaptive, held, inUse, wanted, waitMs, epoch, report };
-  const fail = () => done(false, [], false, false);
+  const { adaptive, version } = statedParts(stated);
+  const request = { limit, ttlMs, adaptive, version, held, inUse, wanted, waitMs, epoch, report };
+  const fail = (overloaded = false) => done(false, [], false, false, overloaded);
   const ok = (grant) => {
     const valid = isCount(grant?.permits) && Number.isInteger(grant?.ttlMs) && grant.ttlMs > 0
       && typeof grant?.learning === "boolean";
@@ -120,24 +165,26 @@ export function callLease(namespace, name, holder, numbers, adaptive, done, ctx)
     const renew = Number.isInteger(grant.renewMs) && grant.renewMs >= 0
       ? grant.renewMs : Math.floor(grant.ttlMs / 4) * 3;
     const answer = [grant.permits, grant.ttlMs, renew, Number.isInteger(grant.epoch) ? grant.epoch : 0];
-    done(true, answer, grant.learning, grant.contended === true);
+    done(true, answer, grant.learning, grant.contended === true, false);
   };
   callOnce(namespace, name, "lease", [holder, request], timeoutMs, "lease", ok, fail, ctx);
 }
 
 /**
  * One watch: the object keeps it until others need permits (or permits are
- * free for this holder), or `waitMs`. `done(ok, contended)` is called
- * exactly once, later. `numbers`: `[limit, ttlMs, waitMs, timeoutMs]`.
+ * free for this holder), or `waitMs`. `done(ok, contended, overloaded)` is
+ * called exactly once, later. `numbers`: `[limit, ttlMs, waitMs,
+ * timeoutMs]`; `stated` as for `callLease`.
  */
-export function callWatch(namespace, name, holder, contended, numbers, adaptive, done, ctx) {
+export function callWatch(namespace, name, holder, contended, numbers, stated, done, ctx) {
   const [limit, ttlMs, waitMs, timeoutMs] = numbers;
   const ok = (answer) => {
-    if (typeof answer?.contended === "boolean") done(true, answer.contended);
-    else done(false, false);
+    if (typeof answer?.contended === "boolean") done(true, answer.contended, false);
+    else done(false, false, false);
   };
-  const fail = () => done(false, false);
-  const options = { limit, ttlMs, adaptive, contended, waitMs };
+  const fail = (overloaded = false) => done(false, false, overloaded);
+  const { adaptive, version } = statedParts(stated);
+  const options = { limit, ttlMs, adaptive, version, contended, waitMs };
   callOnce(namespace, name, "watch", [holder, options], timeoutMs, "watch", ok, fail, ctx);
 }
 

@@ -19,27 +19,32 @@ extern "C" {
     /// `console.warn(message)`; never throws.
     #[wasm_bindgen(js_name = logWarning)]
     pub(crate) fn log_warning(message: &str);
+    /// This Worker's deploy version (`{ timestamp, id }` from
+    /// `env.CF_VERSION_METADATA`), or `undefined`; never throws.
+    #[wasm_bindgen(js_name = versionOf)]
+    pub(crate) fn version_of(env: &JsValue) -> JsValue;
     // --- src/handler/budget/calls.rs ---
     /// A fresh random holder id.
     #[wasm_bindgen(js_name = newHolderId)]
     pub(crate) fn new_holder_id() -> String;
     /// One lease call; `done(ok, [permits, ttlMs, renewMs, epoch],
-    /// learning, contended)` is called once, later. `numbers`: `[limit,
-    /// ttlMs, held, inUse, wanted, waitMs, timeoutMs, epoch]`, then the
-    /// report (see `budget_glue.js`); `adaptive`: the budget's `adaptive`
-    /// section, or `undefined`.
+    /// learning, contended, overloaded)` is called once, later. `numbers`:
+    /// `[limit, ttlMs, held, inUse, wanted, waitMs, timeoutMs, epoch]`, then
+    /// the report (see `budget_glue.js`); `stated`: `{ adaptive, version }`
+    /// (the budget's `adaptive` section and this Worker's version).
     #[wasm_bindgen(js_name = callLease)]
     pub(crate) fn call_lease(
         namespace: &JsValue,
         name: &str,
         holder: &str,
         numbers: &[f64],
-        adaptive: &JsValue,
+        stated: &JsValue,
         done: JsValue,
         ctx: &JsValue,
     );
-    /// One watch; `done(ok, contended)` is called once, later. `numbers`:
-    /// `[limit, ttlMs, waitMs, timeoutMs]`; `adaptive` as for `callLease`.
+    /// One watch; `done(ok, contended, overloaded)` is called once, later.
+    /// `numbers`: `[limit, ttlMs, waitMs, timeoutMs]`; `stated` as for
+    /// `callLease`.
     #[wasm_bindgen(js_name = callWatch)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn call_watch(
@@ -48,7 +53,7 @@ extern "C" {
         holder: &str,
         contended: bool,
         numbers: &[f64],
-        adaptive: &JsValue,
+        stated: &JsValue,
         done: JsValue,
         ctx: &JsValue,
     );

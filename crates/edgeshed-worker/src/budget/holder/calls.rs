@@ -191,6 +191,7 @@ impl LeaseHolder {
             self.report = edgeshed::limit::adaptive::WindowSummary::default();
         }
         self.reachable = true;
+        self.overloads = 0;
     }
 
     /// The call started by [`LeaseHolder::poll`] failed or timed out. The
@@ -204,6 +205,25 @@ impl LeaseHolder {
             self.retry_at = pending.sent_at.saturating_add(self.cfg.retry_ms);
         }
         self.reachable = false;
+        self.overloads = 0;
         self.failures += 1;
+    }
+
+    /// The call started by [`LeaseHolder::poll`] failed with an
+    /// `.overloaded` error: the object is past its soft limit, and calling it
+    /// again soon would only add to its queue. As [`LeaseHolder::on_failure`]
+    /// (the fallback applies), but the next call waits `retry_ms` doubled
+    /// for every overloaded answer in a row, at most 8 × `retry_ms` (four
+    /// fifths of the TTL): a fleet of isolates sheds its load on the object
+    /// together, and the first answer that is not `.overloaded` resets it.
+    pub fn on_overloaded(&mut self) {
+        let sent_at = self.pending.map(|pending| pending.sent_at);
+        let overloads = self.overloads.saturating_add(1);
+        self.on_failure();
+        self.overloads = overloads;
+        if let Some(sent_at) = sent_at {
+            let factor = 1u64 << (overloads - 1).min(3);
+            self.retry_at = sent_at.saturating_add(self.cfg.retry_ms.saturating_mul(factor));
+        }
     }
 }

@@ -84,6 +84,8 @@ pub struct LeaseHolder {
     /// No watch before this (after a failed one).
     watch_retry_at: u64,
     reachable: bool,
+    /// Lease calls answered `.overloaded` in a row (the retry backs off).
+    overloads: u32,
     calls: u64,
     failures: u64,
 }
@@ -111,6 +113,7 @@ impl LeaseHolder {
             noticed: false,
             watch_retry_at: 0,
             reachable: true,
+            overloads: 0,
             calls: 0,
             failures: 0,
         }

@@ -53,7 +53,7 @@ pub(crate) fn render_metrics(gateway: &Gateway, out: &mut String) {
         return;
     }
     type Family = (&'static str, &'static str, &'static str);
-    let families: [Family; 6] = [
+    let families: [Family; 7] = [
         (
             "edgeshed_budget_calls_total",
             "counter",
@@ -70,9 +70,14 @@ pub(crate) fn render_metrics(gateway: &Gateway, out: &mut String) {
             "Lease calls to the fleet budget's object that failed or timed out.",
         ),
         (
+            "edgeshed_budget_overloaded_total",
+            "counter",
+            "Calls to the fleet budget's object answered with an overloaded error (never retried).",
+        ),
+        (
             "edgeshed_budget_fallbacks_total",
             "counter",
-            "Requests decided by the budget's unavailable fallback (local limit, or shed).",
+            "Requests decided by the budget's unavailable fallback (local limit, or shed): budgetUnavailable in the stats.",
         ),
         (
             "edgeshed_budget_shed_total",
@@ -94,8 +99,9 @@ pub(crate) fn render_metrics(gateway: &Gateway, out: &mut String) {
                 0 => counters.calls,
                 1 => counters.watches,
                 2 => counters.failures,
-                3 => counters.fallbacks,
-                4 => counters.shed,
+                3 => counters.overloaded,
+                4 => counters.fallbacks,
+                5 => counters.shed,
                 _ => u64::from(budget.leased()),
             };
             let _ = writeln!(out, "{name}{{origin=\"{}\"}} {value}", budget.name);

@@ -3,7 +3,7 @@
 use super::state::OriginBudget;
 use crate::budget::HolderConfig;
 use crate::config::{Config, ConfigError};
-use crate::handler::host::{log_warning, namespace_of};
+use crate::handler::host::{log_warning, namespace_of, version_of};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -16,6 +16,8 @@ pub(crate) fn budgets(
 ) -> Result<Vec<Option<Rc<OriginBudget>>>, ConfigError> {
     let mut errors = Vec::new();
     let mut budgets = Vec::new();
+    // One version for the isolate: the configuration comes with it.
+    let version = version_of(env);
     for origin in &config.origins {
         let Some(budget) = &origin.budget else {
             budgets.push(None);
@@ -51,10 +53,10 @@ pub(crate) fn budgets(
         let holder = HolderConfig::new(local_limit, budget.lease_ttl_ms, budget.unavailable)
             .calls_last(timeout_ms, budget.lease_ttl_ms);
         budgets.push(Some(Rc::new(OriginBudget::new(
-            origin.name.clone(),
-            namespace,
+            (origin.name.clone(), namespace),
             budget.clone(),
             holder,
+            &version,
         ))));
     }
     if errors.is_empty() {

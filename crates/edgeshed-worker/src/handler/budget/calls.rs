@@ -59,7 +59,11 @@ impl OriginBudget {
         let budget = Rc::clone(self);
         let context = ctx.clone();
         let done = Closure::once_into_js(
-            move |ok: bool, numbers: Vec<f64>, learning: bool, contended: bool| {
+            move |ok: bool,
+                  numbers: Vec<f64>,
+                  learning: bool,
+                  contended: bool,
+                  overloaded: bool| {
                 let n = |i: usize| numbers.get(i).copied().unwrap_or(0.0);
                 let grant = ok.then(|| Grant {
                     permits: n(0).clamp(0.0, f64::from(u32::MAX)) as u32,
@@ -69,7 +73,7 @@ impl OriginBudget {
                     contended,
                     epoch: n(3).max(0.0) as u64,
                 });
-                budget.answered(&context, number, grant);
+                budget.answered(&context, number, grant, overloaded);
             },
         );
         let report = request.report;
@@ -92,14 +96,13 @@ impl OriginBudget {
             micros(report.max_rtt()),
             report.max_in_flight() as f64,
         ];
-        let adaptive = self.adaptive_js();
         let holder = holder_id();
         call_lease(
             &self.namespace,
             &self.name,
             &holder,
             &numbers,
-            &adaptive,
+            &self.stated,
             done,
             ctx,
         );
@@ -111,7 +114,10 @@ impl OriginBudget {
         self.count(|c| c.watches += 1);
         let budget = Rc::clone(self);
         let context = ctx.clone();
-        let done = Closure::once_into_js(move |ok: bool, contended: bool| {
+        let done = Closure::once_into_js(move |ok: bool, contended: bool, overloaded: bool| {
+            if overloaded {
+                budget.count(|c| c.overloaded += 1);
+            }
             budget.noticed(&context, number, ok.then_some(contended));
         });
         let numbers = [
@@ -120,14 +126,13 @@ impl OriginBudget {
             watch.wait_ms as f64,
             (watch.wait_ms + self.call_timeout_ms()) as f64,
         ];
-        let adaptive = self.adaptive_js();
         call_watch(
             &self.namespace,
             &self.name,
             &holder_id(),
             watch.contended,
             &numbers,
-            &adaptive,
+            &self.stated,
             done,
             ctx,
         );
@@ -168,9 +173,19 @@ impl OriginBudget {
         later(ctx, due.saturating_sub(now) as f64, tick);
     }
 
-    /// The answer of lease call `number` (`None`: it failed): updates the
+    /// The answer of lease call `number` (`None`: it failed; `overloaded`:
+    /// with an `.overloaded` error, which is not retried: the holder falls
+    /// back and backs off, [`LeaseHolder::on_overloaded`]): updates the
     /// holder, wakes the waiters, and calls again if the holder wants to.
-    fn answered(self: &Rc<Self>, ctx: &JsValue, number: u64, grant: Option<Grant>) {
+    ///
+    /// [`LeaseHolder::on_overloaded`]: crate::budget::LeaseHolder::on_overloaded
+    fn answered(
+        self: &Rc<Self>,
+        ctx: &JsValue,
+        number: u64,
+        grant: Option<Grant>,
+        overloaded: bool,
+    ) {
         if self.call.get().0 != number {
             return;
         }
@@ -178,11 +193,15 @@ impl OriginBudget {
             let mut holder = self.holder.borrow_mut();
             match grant {
                 Some(grant) => holder.on_grant(now_ms(), grant),
+                None if overloaded => holder.on_overloaded(),
                 None => holder.on_failure(),
             }
         }
         if grant.is_none() {
-            self.count(|c| c.failures += 1);
+            self.count(|c| {
+                c.failures += 1;
+                c.overloaded += u64::from(overloaded);
+            });
         }
         self.changed();
         self.kick(ctx);

@@ -31,6 +31,26 @@ pub(crate) fn now_ms() -> u64 {
     }
 }
 
+/// `budget.adaptive` as the object reads it, or `undefined` (fixed).
+fn adaptive_js(config: &Budget) -> JsValue {
+    let Some(adaptive) = &config.adaptive else {
+        return JsValue::UNDEFINED;
+    };
+    let object = js_sys::Object::new();
+    let bounds = adaptive.bounds;
+    let fields: [(&str, JsValue); 4] = [
+        ("algorithm", JsValue::from_str(adaptive.algorithm)),
+        ("initialLimit", JsValue::from(bounds.initial() as f64)),
+        ("minLimit", JsValue::from(bounds.min() as f64)),
+        ("maxLimit", JsValue::from(bounds.max() as f64)),
+    ];
+    for (key, value) in fields {
+        // setting a plain property of a fresh object does not throw
+        let _ = js_sys::Reflect::set(&object, &JsValue::from_str(key), &value);
+    }
+    object.into()
+}
+
 /// Counters of one budgeted origin in this isolate.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct BudgetCounters {
@@ -46,6 +66,9 @@ pub(crate) struct BudgetCounters {
     pub(crate) shed: u64,
     /// Watches opened (calls the object keeps until others need permits).
     pub(crate) watches: u64,
+    /// Calls the object answered with an `.overloaded` error (never
+    /// retried; counted in `failures` too).
+    pub(crate) overloaded: u64,
 }
 
 /// One budgeted origin in this isolate.
@@ -54,6 +77,9 @@ pub(crate) struct OriginBudget {
     pub(crate) name: String,
     pub(crate) namespace: JsValue,
     pub(crate) config: Budget,
+    /// What every call states besides its numbers: `{ adaptive, version }`
+    /// (the budget's `adaptive` section and this Worker's deploy version).
+    pub(super) stated: JsValue,
     pub(crate) holder: RefCell<LeaseHolder>,
     /// Requests waiting for a permit, and the latest time any of them waits
     /// until (ms; reset when none waits).
@@ -72,16 +98,28 @@ pub(crate) struct OriginBudget {
 }
 
 impl OriginBudget {
-    /// The budget of origin `name` against the objects of `namespace`.
+    /// The budget of origin `name` against the objects of `namespace`, in
+    /// a Worker of deploy version `version` (`{ timestamp, id }`, or
+    /// `undefined`).
     pub(crate) fn new(
-        name: String,
-        namespace: JsValue,
+        (name, namespace): (String, JsValue),
         config: Budget,
         holder: HolderConfig,
+        version: &JsValue,
     ) -> Self {
+        let stated = js_sys::Object::new();
+        let parts = [
+            ("adaptive", adaptive_js(&config)),
+            ("version", version.clone()),
+        ];
+        for (key, value) in parts {
+            // setting a plain property of a fresh object does not throw
+            let _ = js_sys::Reflect::set(&stated, &JsValue::from_str(key), &value);
+        }
         Self {
             name,
             namespace,
+            stated: stated.into(),
             config,
             holder: RefCell::new(LeaseHolder::new(holder)),
             waiting: Cell::new((0, 0)),
@@ -121,22 +159,7 @@ impl OriginBudget {
     /// initialLimit, minLimit, maxLimit }`), or `undefined` for a fixed
     /// limit.
     pub(crate) fn adaptive_js(&self) -> JsValue {
-        let Some(adaptive) = &self.config.adaptive else {
-            return JsValue::UNDEFINED;
-        };
-        let object = js_sys::Object::new();
-        let bounds = adaptive.bounds;
-        let fields: [(&str, JsValue); 4] = [
-            ("algorithm", JsValue::from_str(adaptive.algorithm)),
-            ("initialLimit", JsValue::from(bounds.initial() as f64)),
-            ("minLimit", JsValue::from(bounds.min() as f64)),
-            ("maxLimit", JsValue::from(bounds.max() as f64)),
-        ];
-        for (key, value) in fields {
-            // setting a plain property of a fresh object does not throw
-            let _ = js_sys::Reflect::set(&object, &JsValue::from_str(key), &value);
-        }
-        object.into()
+        adaptive_js(&self.config)
     }
 
     /// How long a call may take before it counts as failed, beyond the time

@@ -144,6 +144,7 @@ impl OriginRuntime {
         self.budget.as_ref().map(|budget| BudgetStats {
             leased: budget.leased(),
             shed: budget.counters.get().shed,
+            unavailable: budget.counters.get().fallbacks,
         })
     }
 }
