@@ -1,6 +1,7 @@
 // JavaScript helpers of the npm package's Limiter (src/*.rs), imported by wasm-bindgen
 // as one module (one file in the package, one request in a browser).
 // Nothing here may throw into Rust unless its import is marked `catch`.
+import { CALL } from "./options-schema.js";
 
 // --- src/errors.rs ---
 /**
@@ -131,8 +132,10 @@ export function wrapEntryPoints(proto) {
 function dropPending(depth) {
   if (unplaced.length > depth) unplaced.length = depth;
 }
-// Index = the core's Criticality::index().
-const CRITICALITIES = ["sheddable", "default", "critical"];
+// A criticality's index, here as everywhere in the package (options.rs
+// `criticality_at`): its place in the core's Criticality::ALL, most
+// important first, which the options table renders as CALL.criticality.values.
+const CRITICALITIES = CALL.criticality.values;
 // `ceiling` is the most calls of the call's criticality (`rank`) may hold:
 // the limit, or less by the reserve kept for more critical calls.
 function shedMessage(limit, maxQueue, ceiling, rank) {
