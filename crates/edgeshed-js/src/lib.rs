@@ -17,6 +17,7 @@ mod host;
 mod limiter;
 mod options;
 mod sampling;
+mod stats;
 mod typescript;
 
 pub use limiter::Limiter;
