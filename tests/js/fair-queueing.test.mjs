@@ -99,3 +99,33 @@ test("a noisy key with 40 callers does not crowd out four quiet keys (real timer
 test("a keyless flood does not crowd out four quiet keys: the calls without a key are one key", async (t) => {
   check(t, await noisyBesideQuiet(undefined), null);
 });
+
+test("fairWeight: a key of weight 3 holds three slots to a weight-1 key's one while both have waiters", async () => {
+  const limiter = new Limiter({ maxInFlight: LIMIT, maxQueue: 64, queueTimeoutMs: 60_000 });
+  const running = { gold: 0, basic: 0 };
+  const served = { gold: 0, basic: 0 };
+  const holding = []; // the running calls' releases, oldest first
+  const call = (key, options) =>
+    limiter.run(async () => {
+      running[key] += 1;
+      served[key] += 1;
+      await new Promise((resolve) => holding.push(resolve));
+      running[key] -= 1;
+    }, { key, ...options });
+  const calls = [];
+  for (let i = 0; i < 24; i++) calls.push(call("gold", { fairWeight: 3 }), call("basic"));
+  const seen = [];
+  // Each step ends the oldest running call; its slot goes to the key holding the least for its weight.
+  for (let step = 0; step < 28; step++) {
+    holding.shift()();
+    await sleep(5);
+    if (step >= 8) seen.push(`${running.gold}:${running.basic}`);
+  }
+  assert.deepEqual(new Set(seen), new Set(["3:1"]), `slots held gold:basic after each step: ${seen.join(" ")}`);
+  while (holding.length > 0 || limiter.stats().inFlight > 0) {
+    holding.shift()?.();
+    await sleep(1);
+  }
+  await Promise.all(calls);
+  assert.deepEqual(served, { gold: 24, basic: 24 });
+});
