@@ -12,6 +12,7 @@ mod check;
 mod classes;
 mod de;
 mod error;
+mod fairness;
 mod queueing;
 mod ranges;
 mod raw;
@@ -24,6 +25,7 @@ pub use adaptive::Adaptive;
 pub use budget::{DEFAULT_BUDGET_BINDING, DEFAULT_LEASE_TTL_MS};
 pub use classes::{KeySource, RateLimit, RouteAdmission};
 pub use error::ConfigError;
+pub use fairness::{Fairness, Weights};
 
 use super::proxy_path::OriginUrl;
 use crate::budget::Unavailable;

@@ -1,9 +1,11 @@
 //! The admission keys of a route: `criticality`, `fairness` (whose fair
-//! share a request counts against) and `rateLimit` (per isolate, or
-//! Cloudflare's Rate Limiting binding). Their model, raw shape and checks.
+//! share a request counts against, `fairness.rs`) and `rateLimit` (per
+//! isolate, or Cloudflare's Rate Limiting binding). Their model, raw shape
+//! and checks.
 
 use super::budget::is_identifier;
 use super::de::{Int, Range, Section, Text};
+use super::fairness::{fairness, Fairness, RawFairness};
 use super::ranges::{Positive, Seconds};
 use super::report::{join, Field, Report};
 use core::time::Duration;
@@ -16,8 +18,9 @@ use serde::Deserialize;
 pub struct RouteAdmission {
     /// `criticality`, if the route names one (`None` is `default`).
     pub criticality: Option<Criticality>,
-    /// `fairness.key`: the key a request's fair share is counted for.
-    pub fairness: Option<KeySource>,
+    /// `fairness`: the key a request's fair share is counted for, and
+    /// the weights of named key values.
+    pub fairness: Option<Fairness>,
     /// `rateLimit`: checked before the request is admitted anywhere.
     pub rate_limit: Option<RateLimit>,
 }
@@ -73,13 +76,6 @@ pub enum RateLimit {
     },
 }
 
-/// `routes[i].fairness`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct RawFairness {
-    pub(super) key: Option<Text>,
-}
-
 /// `perSecond`, `perMinute`, `burst`: 1 to the core options table's
 /// [`MAX_RATE`](edgeshed::options_schema::MAX_RATE), as in the npm package.
 pub(super) struct RateCount;
@@ -127,22 +123,7 @@ pub(super) fn admission(
     };
     let fairness = match raw.fairness {
         None => Some(None),
-        Some(section) => {
-            let fairness_path = join(path, "fairness");
-            report.open(section, &fairness_path).and_then(|fair| {
-                let key_path = join(&fairness_path, "key");
-                match key_source(report, &fair.key, &key_path) {
-                    Field::Valid(key) => Some(Some(key)),
-                    Field::Absent => {
-                        report.add(format!(
-                            "{key_path} is required (\"ip\" or \"header:<name>\")"
-                        ));
-                        None
-                    }
-                    Field::Invalid => None,
-                }
-            })
-        }
+        Some(section) => fairness(report, &join(path, "fairness"), section).map(Some),
     };
     let rate_limit = match raw.rate_limit {
         None => Some(None),
@@ -156,7 +137,11 @@ pub(super) fn admission(
 }
 
 /// A key (`"ip"` or `"header:<name>"`) at `path`.
-fn key_source(report: &mut Report, value: &Option<Text>, path: &str) -> Field<KeySource> {
+pub(super) fn key_source(
+    report: &mut Report,
+    value: &Option<Text>,
+    path: &str,
+) -> Field<KeySource> {
     let text = match report.text(value, path) {
         Field::Valid(text) => text,
         Field::Absent => return Field::Absent,
