@@ -7,8 +7,25 @@
 import { after as afterAll, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, answer, gate, startOrigin } from "./support/origin.mjs";
-import { idle, startWorker } from "./support/worker.mjs";
+import { ROOT, idle, startWorker } from "./support/worker.mjs";
+
+/**
+ * docs/gateway.md's worked example (the JSON block after `<!-- example:
+ * noisy-tenant -->`), its origin `api` pointed at `url` and its stats opened.
+ */
+function documentedConfig(url) {
+  const doc = readFileSync(join(ROOT, "docs/gateway.md"), "utf8");
+  const marker = "<!-- example: noisy-tenant -->";
+  const at = doc.indexOf(marker);
+  assert.ok(at >= 0, `docs/gateway.md has ${marker}`);
+  const block = /```json\n([\s\S]*?)```/.exec(doc.slice(at));
+  const config = JSON.parse(block[1]);
+  config.origins.api.url = url;
+  return { ...config, statsPublic: true };
+}
 
 const tenant = (name) => (name === undefined ? {} : { headers: { "x-tenant": name } });
 const CALL_MS = 20;
@@ -65,17 +82,13 @@ async function load(worker, path, { quiet, noisy, noisyCallers }) {
   return figures;
 }
 
-describe("the noisy tenant (quick form of benches/e2e/tenants.mjs)", () => {
+describe("the noisy tenant (docs/gateway.md's worked example; quick form of benches/e2e/tenants.mjs)", () => {
   let origin, worker;
   const NOISY = `noisy-${"n".repeat(200)}`; // a long value: shown by its first 16 bytes only
   before(async () => {
     origin = await startOrigin("tenants");
     origin.behave(answer({ ok: true }, { delayMs: CALL_MS }));
-    worker = await startWorker({
-      statsPublic: true,
-      origins: { o: { url: origin.url, maxInFlight: 4, maxQueue: 4, queueTimeoutMs: 100 } },
-      routes: [{ prefix: "/t/", origin: "o", fairness: { key: "header:x-tenant" } }],
-    });
+    worker = await startWorker(documentedConfig(origin.url));
   });
   afterAll(async () => {
     await worker?.dispose();
@@ -89,7 +102,7 @@ describe("the noisy tenant (quick form of benches/e2e/tenants.mjs)", () => {
     test(`quiet tenants keep their goodput beside ${what}`, async (t) => {
       const before = await worker.stats();
       const quiet = ["q0", "q1", "q2", "q3"];
-      const figures = await load(worker, "/t/x", { quiet, noisy, noisyCallers: 16 });
+      const figures = await load(worker, "/api/x", { quiet, noisy, noisyCallers: 16 });
       t.diagnostic(JSON.stringify(figures));
       const goodput = figures.quiet.ok / figures.quiet.sent;
       assert.ok(figures.quiet.sent >= 30, `the quiet tenants called ${figures.quiet.sent} times`);
@@ -99,14 +112,14 @@ describe("the noisy tenant (quick form of benches/e2e/tenants.mjs)", () => {
       const served = figures.noisy.ok + figures.quiet.ok;
       assert.ok(figures.noisy.ok >= 0.4 * served, `noisy served ${figures.noisy.ok} of ${served}`);
       const stats = await worker.until(idle, { what: "idle" });
-      assert.ok(stats.origins.o.admitted - before.origins.o.admitted >= served);
+      assert.ok(stats.origins.api.admitted - before.origins.api.admitted >= served);
       // Who is being limited: the noisy tenant, by its first 16 bytes, never its whole value.
-      assert.equal(stats.origins.o.topRefusedKeys[0].key, shown, JSON.stringify(stats.origins.o.topRefusedKeys));
+      assert.equal(stats.origins.api.topRefusedKeys[0].key, shown, JSON.stringify(stats.origins.api.topRefusedKeys));
       const text = (await worker.get("/__edgeshed/stats")).text + (await worker.get("/__edgeshed/metrics")).text;
       assert.ok(!text.includes(NOISY.slice(0, 40)), "the stats and metrics never show a long key whole");
       if (noisy !== undefined) {
         const metrics = (await worker.get("/__edgeshed/metrics")).text;
-        assert.match(metrics, new RegExp(`^edgeshed_top_refused\\{scope="origin:o",rank="1",key="${shown}"\\} \\d+$`, "m"));
+        assert.match(metrics, new RegExp(`^edgeshed_top_refused\\{scope="origin:api",rank="1",key="${shown}"\\} \\d+$`, "m"));
       }
     });
   }
@@ -145,16 +158,12 @@ describe("the fair share at the contract's edge", () => {
   });
 });
 
-describe("fairness.weights", () => {
+describe("fairness.weights (docs/gateway.md's example: acme weighs 3)", () => {
   let origin, worker;
   before(async () => {
     origin = await startOrigin("weights");
     origin.behave(answer({ ok: true }, { delayMs: CALL_MS }));
-    worker = await startWorker({
-      statsPublic: true,
-      origins: { o: { url: origin.url, maxInFlight: 4, maxQueue: 4, queueTimeoutMs: 200 } },
-      routes: [{ prefix: "/w/", origin: "o", fairness: { key: "header:x-tenant", weights: { gold: 3 } } }],
-    });
+    worker = await startWorker(documentedConfig(origin.url));
   });
   afterAll(async () => {
     await worker?.dispose();
@@ -162,22 +171,23 @@ describe("fairness.weights", () => {
   });
 
   test("a tenant of weight 3 gets about three times the share of a tenant of weight 1", async (t) => {
-    const served = { gold: 0, basic: 0 };
+    // acme and globex both flood; globex is not named, so it weighs 1.
+    const served = { acme: 0, globex: 0 };
     const end = Date.now() + LOAD_MS;
     const caller = async (name) => {
       while (Date.now() < end) {
-        const r = await hit(worker, "/w/x", tenant(name));
+        const r = await hit(worker, "/api/x", tenant(name));
         if (r.status === 200) served[name] += 1;
         else await sleep(10);
       }
     };
     // Enough callers that both tenants always have requests waiting (a
     // weight decides only between keys that both wait).
-    await Promise.all(Array.from({ length: 24 }, (_, i) => caller(i % 2 === 0 ? "gold" : "basic")));
-    const ratio = served.gold / Math.max(1, served.basic);
+    await Promise.all(Array.from({ length: 24 }, (_, i) => caller(i % 2 === 0 ? "acme" : "globex")));
+    const ratio = served.acme / Math.max(1, served.globex);
     t.diagnostic(`served ${JSON.stringify(served)}, ratio ${ratio.toFixed(2)}`);
-    assert.ok(served.basic >= 10, `the weight-1 tenant is served too: ${served.basic}`);
-    assert.ok(ratio >= 2.2 && ratio <= 4, `gold:basic ${ratio.toFixed(2)}, about 3`);
+    assert.ok(served.globex >= 10, `the weight-1 tenant is served too: ${served.globex}`);
+    assert.ok(ratio >= 2.2 && ratio <= 4, `acme:globex ${ratio.toFixed(2)}, about 3`);
   });
 });
 
