@@ -140,22 +140,28 @@ describe("the fair share at the contract's edge", () => {
     await origin?.close();
   });
 
-  test("tenant a holds both slots and tenant b waits: a third request of a is refused 429 fair_share", async () => {
-    const held = gate();
-    origin.behave(after(held, answer({ ok: true })));
-    const holding = [worker.get("/f/a1", tenant("a")), worker.get("/f/a2", tenant("a"))];
-    await origin.arrivals(2);
-    const waiting = worker.get("/f/b1", tenant("b"));
-    await worker.until((s) => s.origins.o.queued === 1, { what: "b waiting" });
-    const third = await worker.get("/f/a3", tenant("a"));
-    assert.equal(third.status, 429, `a's third request: ${third.status} ${third.text}`);
-    assert.deepEqual(third.json, { error: "rate_limited", scope: "route:/f/", reason: "fair_share" });
-    held.open();
-    for (const r of await Promise.all([...holding, waiting])) assert.equal(r.status, 200, r.text);
-    const stats = await worker.until(idle, { what: "idle" });
-    assert.equal(stats.origins.o.fairShareRefused, 1);
-    assert.deepEqual(stats.origins.o.topRefusedKeys, [{ key: "a", refused: 1, overcount: 0 }]);
-  });
+  // b with its own key, and b without the header: the keyless key is a key
+  // (before it, a third request of a was queued and answered 200 then).
+  for (const [what, b] of [["tenant b", "b"], ["a request without the header", undefined]]) {
+    test(`tenant a holds both slots and ${what} waits: a third request of a is refused 429 fair_share`, async () => {
+      const held = gate();
+      origin.reset();
+      origin.behave(after(held, answer({ ok: true })));
+      const before = await worker.stats();
+      const holding = [worker.get("/f/a1", tenant("a")), worker.get("/f/a2", tenant("a"))];
+      await origin.arrivals(2);
+      const waiting = worker.get("/f/b1", tenant(b));
+      await worker.until((s) => s.origins.o.queued === 1, { what: "b waiting" });
+      const third = await worker.get("/f/a3", tenant("a"));
+      assert.equal(third.status, 429, `a's third request: ${third.status} ${third.text}`);
+      assert.deepEqual(third.json, { error: "rate_limited", scope: "route:/f/", reason: "fair_share" });
+      held.open();
+      for (const r of await Promise.all([...holding, waiting])) assert.equal(r.status, 200, r.text);
+      const stats = await worker.until(idle, { what: "idle" });
+      assert.equal(stats.origins.o.fairShareRefused - before.origins.o.fairShareRefused, 1);
+      assert.equal(stats.origins.o.topRefusedKeys[0].key, "a", JSON.stringify(stats.origins.o.topRefusedKeys));
+    });
+  }
 });
 
 describe("fairness.weights (docs/gateway.md's example: acme weighs 3)", () => {
