@@ -9,11 +9,11 @@
 //! (measured, see `docs/benchmarks-log-2026.md`, "Shed path: no strings out
 //! of the wasm per rejection").
 
+use crate::criticality::criticality_index;
 use crate::host::{
     call_site, deadline_error_at, error_with_status, overloaded_error_at, rate_limited_error_at,
     rate_limited_rejection, shed_rejection,
 };
-use crate::options::criticality_index;
 use core::time::Duration;
 use edgeshed::admission::{Admission, AdmitError, Criticality, Policy, Reserve};
 use edgeshed::error::{OverloadCause, Overloaded, RateLimited};

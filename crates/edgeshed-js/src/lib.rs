@@ -12,6 +12,7 @@
 mod bodies;
 mod call;
 mod counters;
+mod criticality;
 mod errors;
 mod host;
 mod limiter;

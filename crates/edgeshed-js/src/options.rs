@@ -4,6 +4,7 @@
 //! the core's [`options_schema`](edgeshed::options_schema)) and turned into
 //! the core's types here. Nothing a caller passes can trap.
 
+use crate::criticality::criticality_at;
 use crate::host::{call_error, call_facts, call_key, call_signal, limiter_options_js};
 use core::time::Duration;
 use edgeshed::admission::{Call, Criticality, Options, Policy, QueueDiscipline, Reserve};
@@ -156,21 +157,4 @@ pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions
         // At most Call::MAX_WEIGHT, by the modulo.
         weight: weight as u32,
     })
-}
-
-/// The criticality at `index` of the one order this package numbers
-/// criticalities in, JavaScript and Rust alike: the core's
-/// [`Criticality::ALL`] (most important first), which `options-schema.js`
-/// renders as `CALL.criticality.values`. `None` past its end (not given).
-pub(crate) fn criticality_at(index: u64) -> Option<Criticality> {
-    usize::try_from(index)
-        .ok()
-        .and_then(|index| Criticality::ALL.get(index).copied())
-}
-
-/// `criticality`'s index in that order ([`criticality_at`]).
-pub(crate) fn criticality_index(criticality: Criticality) -> u32 {
-    let index = Criticality::ALL.iter().position(|&c| c == criticality);
-    // ALL holds every criticality: the fallback is never taken.
-    index.map_or(0, |index| index as u32)
 }

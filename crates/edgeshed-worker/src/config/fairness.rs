@@ -2,8 +2,8 @@
 //! and, optionally, the weights of named key values. Its model, raw shape
 //! and checks.
 
-use super::classes::{key_source, KeySource};
 use super::de::{Entries, Int, Range, Section, Text};
+use super::key_source::{key_source, KeySource};
 use super::report::{join, Field, Report};
 use edgeshed::options_schema::MAX_WEIGHT;
 use serde::Deserialize;
