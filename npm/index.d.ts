@@ -19,6 +19,7 @@ export {
   QueueDiscipline,
   RateOptions,
   CriticalityStats,
+  RefusedKey,
 } from "./edgeshed.js";
 export { OverloadedError, DeadlineError, RateLimitedError } from "./errors.js";
 export type { OverloadReason, RateLimitReason } from "./errors.js";

@@ -17,7 +17,7 @@
 //! assert!(matches!(max.kind, Kind::Integer { min: 1, max: 1_000_000 }));
 //! ```
 
-use crate::admission::{Criticality, QueueDiscipline, Reserve};
+use crate::admission::{Call, Criticality, QueueDiscipline, Reserve};
 use crate::limit::adaptive::{AnyLimit, Bounds};
 use crate::rate_limit::Rate;
 
@@ -27,6 +27,9 @@ pub const MAX_COUNT: u64 = 1_000_000;
 pub const MAX_MILLIS: u64 = 2_147_483_647;
 /// The largest `perSecond`/`perMinute`/`burst` of a rate limit.
 pub const MAX_RATE: u64 = 1_000_000_000;
+/// The largest fair-queueing weight of a key (`fairWeight`, the worker's
+/// `fairness.weights`): [`Call::MAX_WEIGHT`].
+pub const MAX_WEIGHT: u64 = Call::MAX_WEIGHT as u64;
 /// The npm package's default `bodyTimeoutMs`.
 pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 30_000;
 
@@ -178,7 +181,7 @@ pub const RATE: &[OptionSpec] = &[
         "maxKeys",
         COUNT,
         Fallback::Integer(Rate::DEFAULT_MAX_KEYS as u64),
-        "The most keys tracked at once; when all are still limited, a new key is refused",
+        "The most keys tracked at once; while all are still limited, new keys share one overflow allowance (`rateOverflow`)",
     ),
 ];
 
@@ -220,7 +223,8 @@ pub const CALL: &[OptionSpec] = &[
         values: &CRITICALITIES,
         doc: "How much a call matters when the limiter is full: `\"critical\"` calls are shed last, `\"sheddable\"` ones (batch work, prefetches) first.",
     }, Fallback::Name(Criticality::Default.as_str()), "How much the call matters when the limiter is full"),
-    spec("key", Kind::Text("a tenant, an API key, a client address"), Fallback::Absent, "Who the call is for (a tenant, an API key, a client address). When the limit is reached and other keys' calls wait, a key holding more than its fair share (the limit divided by the keys with calls in flight or waiting) is refused with a `RateLimitedError` (`reason` `\"fair_share\"`); a key alone may use the whole limit"),
+    spec("key", Kind::Text("a tenant, an API key, a client address"), Fallback::Absent, "Who the call is for (a tenant, an API key, a client address), for fair queueing and the rate limit. Within a criticality every key queues on its own and a freed slot goes to the key holding the fewest for its weight; a key over its fair share (the limit divided by the keys with calls in flight or waiting) while other keys wait is refused with a `RateLimitedError` (`reason` `\"fair_share\"`), and so is its newest waiter when a full queue makes room for a key under its share. A key alone may use the whole limit; the calls without a key share one key of their own"),
+    spec("fairWeight", int(1, MAX_WEIGHT), Fallback::Integer(1), "The weight of the call's key in fair queueing: a key of weight 2 gets twice the share of a key of weight 1 (a paying tenant). A key takes the weight of its latest call; the calls without a key share one key of weight 1"),
 ];
 
 /// `setLimit(limit)`'s argument.

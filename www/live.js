@@ -155,6 +155,7 @@ export class LiveMode {
     }
     this.limitStore.sample(t, Object.fromEntries(scopes.map(([name, s]) => [`limit:${name}`, s.limit])));
     this.renderTable(scopes);
+    this.renderTopKeys(scopes);
     this.hookState.stats = stats;
     this.hookState.polls++;
     this.now = t;
@@ -214,6 +215,34 @@ export class LiveMode {
       return tr;
     });
     body.replaceChildren(...rows);
+  }
+
+  /** The top refused keys of every scope: a key by its first bytes, "(no key)" for the requests without one. */
+  renderTopKeys(scopes) {
+    const rows = [];
+    for (const [name, s] of scopes) {
+      for (const [at, refused] of (s.topRefusedKeys ?? []).entries()) {
+        const tr = document.createElement("tr");
+        tr.dataset.scope = name;
+        const cells = [name, String(at + 1), refused.key ?? "(no key)", number.format(refused.refused)];
+        for (const [i, text] of cells.entries()) {
+          const cell = document.createElement(i === 0 ? "th" : "td");
+          if (i === 0) cell.scope = "row";
+          cell.dataset.field = ["scope", "rank", "key", "refused"][i];
+          cell.textContent = text;
+          tr.append(cell);
+        }
+        const key = tr.querySelector('[data-field="key"]');
+        if (refused.key === null) key.className = "muted";
+        else key.title = "the key's first 16 bytes (never its whole value)";
+        const count = tr.querySelector('[data-field="refused"]');
+        count.className = "bad";
+        if (refused.overcount > 0) count.title = `may overcount by up to ${number.format(refused.overcount)} (space-saving counters)`;
+        rows.push(tr);
+      }
+    }
+    $("#live-top-keys tbody").replaceChildren(...rows);
+    $("#live-top-keys-empty").hidden = rows.length > 0;
   }
 
   draw() {

@@ -119,6 +119,7 @@ test("docs/js.md: the browser snippet loads the package through the import map a
       fairShareRefused: 0,
       rateLimited: 0,
       rateOverflow: 0,
+      topRefusedKeys: [],
     },
   });
   assert.deepEqual(problems, []);

@@ -259,14 +259,17 @@ describe("the codel queue", () => {
     assert.equal(cOutcome.error.message, "service overloaded: waited queueTimeoutMs 600 for a slot of limit 1 (maxQueue 10): queue timeout");
     assert.ok(waited < 150, `c got codelTargetMs (40), not queueTimeoutMs (600): waited ${waited.toFixed(0)} ms`);
     assert.equal(await isSettled(b), false, "b, queued before the queue stood, keeps its queueTimeoutMs");
-    // Newest first while the queue stands: d (queued after b) is served before b.
+    // Newest first while the queue stands: d (queued after b) is served before b;
+    // b, which has waited far longer than codelTargetMs when it reaches the
+    // head of a standing queue, is refused there (stale) instead of served.
     const d = limiter.run(() => ran.push("d"));
     holder.resolve();
     await running;
     await d;
-    assert.equal((await b).ok, true);
-    assert.deepEqual(ran, ["d", "b"]);
-    assert.equal(limiter.stats().queueTimeouts, 2);
+    const bOutcome = await b;
+    assert.equal(bOutcome.error?.reason, "queue_timeout", `b was refused at the head: ${bOutcome.error ?? "served"}`);
+    assert.deepEqual(ran, ["d"]);
+    assert.equal(limiter.stats().queueTimeouts, 3);
   });
 });
 

@@ -17,7 +17,7 @@ const run = promisify(execFile);
 const STATS_KEYS = [
   "inFlight", "queued", "admitted", "shed", "queueTimeouts",
   "expired", "abandoned", "heldBodies", "bodyTimeouts", "limit",
-  "byCriticality", "fairShareRefused", "rateLimited", "rateOverflow",
+  "byCriticality", "fairShareRefused", "rateLimited", "rateOverflow", "topRefusedKeys",
 ];
 // The counters most tests never move: `expect(...)` fills them in.
 const QUIET = { expired: 0, abandoned: 0, heldBodies: 0, bodyTimeouts: 0 };
@@ -26,8 +26,8 @@ const LONG = 60_000; // a queue timeout no test waits for (admission clears its 
 
 /** `limiter.stats()` without the criticality counters (criticality.test.mjs checks those). */
 function stats(limiter) {
-  const { byCriticality, fairShareRefused, rateLimited, rateOverflow, ...s } = limiter.stats();
-  assert.deepEqual(Object.keys({ ...s, byCriticality, fairShareRefused, rateLimited, rateOverflow }), STATS_KEYS);
+  const { byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys, ...s } = limiter.stats();
+  assert.deepEqual(Object.keys({ ...s, byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys }), STATS_KEYS);
   return s;
 }
 
@@ -640,6 +640,8 @@ describe("TypeScript declarations", () => {
     for (const key of ["inFlight", "queued", "admitted", "shed", "queueTimeouts", "limit", "fairShareRefused", "rateLimited", "rateOverflow"]) {
       assert.match(dts, new RegExp(`\\b${key}: number;`), `LimiterStats.${key}`);
     }
+    assert.match(dts, /topRefusedKeys: RefusedKey\[\];/);
+    assert.match(dts, /key: string \| null;/);
     assert.match(dts, /byCriticality: Record<Criticality, CriticalityStats>;/);
   });
 
@@ -652,7 +654,7 @@ describe("TypeScript declarations", () => {
   });
 });
 
-for (const name of ["readme", "node", "criticality"]) {
+for (const name of ["readme", "node", "criticality", "fairness"]) {
   test(`README / docs: the ${name} snippet runs and prints what the document shows`, async () => {
     const { code, output, file } = readmeSnippet(name);
     assert.match(code, /from "edgeshed"/);

@@ -14,6 +14,7 @@ const fresh = (limit) => {
   return {
     inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit, displaced: 0, fairShareRefused: 0,
     byCriticality: { critical: zero, default: zero, sheddable: zero },
+    topRefusedKeys: [],
   };
 };
 
@@ -177,7 +178,9 @@ describe("stats and metrics (open)", () => {
     recs.behave(answer({ items: [1] }));
     const stats = await worker.until(idle, { what: "idle" });
     for (const scope of [stats.global, ...Object.values(stats.origins)]) {
-      assert.deepEqual(Object.keys(scope).sort(), [...SCOPE_KEYS, "byCriticality"].sort());
+      assert.deepEqual(Object.keys(scope).sort(), [...SCOPE_KEYS, "byCriticality", "topRefusedKeys"].sort());
+      // No request here has a key: nothing is counted for the top refused keys.
+      assert.deepEqual(scope.topRefusedKeys, []);
       for (const key of SCOPE_KEYS) assert.ok(Number.isInteger(scope[key]) && scope[key] >= 0, key);
       assert.deepEqual(Object.keys(scope.byCriticality), ["critical", "default", "sheddable"]);
       for (const counts of Object.values(scope.byCriticality)) assert.deepEqual(Object.keys(counts).sort(), CLASS_KEYS);

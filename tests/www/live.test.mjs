@@ -60,6 +60,8 @@ describe("dashboard: live mode against the worker in workerd", () => {
             { origin: "recs", path: "/r", required: false },
           ],
         },
+        // Requests keyed by tenant, for the top refused keys.
+        { prefix: "/t/", origin: "recs", fairness: { key: "header:x-tenant" } },
       ],
     });
     www = await startServer({ port: 0, gateway: String(worker.url) });
@@ -147,6 +149,34 @@ describe("dashboard: live mode against the worker in workerd", () => {
     await page.setViewportSize(NARROW);
     await until(page, (n) => window.__edgeshed.live.polls >= n + 2, polls + 2, { what: "a redraw" });
     await screenshot(page, "live-burst-390x844", { fullPage: true });
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test("who is being limited: the page lists each limiter's top refused keys by their first bytes, as /__edgeshed/stats does", T, async () => {
+    const page = await openPage(browser, WIDE);
+    await load(page, `${www.url}?mode=live`);
+    await until(page, () => window.__edgeshed.live?.ok && window.__edgeshed.live.polls >= 1, null, { what: "a poll of the stats" });
+    const noisy = `noisy-tenant-${"x".repeat(100)}`;
+    // recs takes 2 at once and queues none: 8 at once of one tenant, 6 of them refused.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => worker.get("/t/x", { headers: { "x-tenant": noisy } })));
+    assert.ok(answers.filter((a) => a.status === 503).length >= 1, answers.map((a) => a.status).join());
+    const stats = await worker.until(idle, { what: "idle" });
+    const top = stats.origins.recs.topRefusedKeys;
+    assert.equal(top[0].key, noisy.slice(0, 16));
+    const shown = await until(
+      page,
+      (want) => {
+        const row = document.querySelector('#live-top-keys tbody tr[data-scope="recs"]');
+        const cell = (field) => row?.querySelector(`[data-field="${field}"]`)?.textContent;
+        return row && cell("refused") === String(want) ? { rank: cell("rank"), key: cell("key"), refused: cell("refused") } : null;
+      },
+      top[0].refused,
+      { what: "the recs row of the top refused keys" },
+    );
+    assert.deepEqual(shown, { rank: "1", key: noisy.slice(0, 16), refused: String(top[0].refused) });
+    assert.equal(await page.isVisible("#live-top-keys-empty"), false);
+    assert.ok(!(await page.textContent("body")).includes(noisy.slice(0, 30)), "the page never shows a long key whole");
     assert.deepEqual(page.problems, []);
     await page.close();
   });

@@ -14,22 +14,27 @@ let lastKey;
 const CALL_KEYS = Object.keys(CALL).join(", ");
 // Compared one by one on the hot path (faster than a lookup in CALL); the
 // host test checks that CALL has exactly these keys, in this order.
-const [SIGNAL, DEADLINE_MS, CRITICALITY, KEY] = Object.keys(CALL);
+const [SIGNAL, DEADLINE_MS, CRITICALITY, KEY, FAIR_WEIGHT] = Object.keys(CALL);
 const DEADLINE = CALL.deadlineMs;
+const WEIGHT = CALL.fairWeight;
+// The facts' radix for the weight (options.rs decodes by the same: the core's Call::MAX_WEIGHT).
+const WEIGHTS = WEIGHT.max;
 const CRITICALITY_NAMES = names(CALL.criticality.values);
 const [CRITICAL, DEFAULT, SHEDDABLE] = CALL.criticality.values;
 const KEY_WHAT = CALL.key.what;
 
-// Criticality index (the core's Criticality::index()), 3 when not given.
+// A criticality's place in CALL.criticality.values (the core's
+// Criticality::ALL, most important first: the one order every index of a
+// criticality in this package uses), 3 when not given.
 function criticalityIndex(value, what) {
   switch (value) {
     case undefined:
       return 3;
-    case SHEDDABLE:
+    case CRITICAL:
       return 0;
     case DEFAULT:
       return 1;
-    case CRITICAL:
+    case SHEDDABLE:
       return 2;
     default:
       throw new TypeError(`${what}.criticality must be ${CRITICALITY_NAMES}, got ${quoted(value)}`);
@@ -39,12 +44,13 @@ function criticalityIndex(value, what) {
 /**
  * `run(fn, options)` / `fetch(input, init)`'s edgeshed keys, in one number
  * (one crossing, each key read once; -1 when they are invalid, see `callError`):
- * `(((deadlineMs + 1) * 2 + hasKey) * 2 + hasSignal) * 4 + criticality`
- * (deadlineMs -1 for none, criticality 3 when not given); the signal and the
- * key are kept for `callSignal` and `callKey`. With `strict`, other keys are
- * refused (`run`'s options); without, they are left for `fetch`, except near
- * misses of `deadlineMs` and `criticality` (`deadlineMS`, `critcality`, ...),
- * which `fetch` would ignore silently: those are refused too.
+ * `((((deadlineMs + 1) * 1000 + fairWeight - 1) * 2 + hasKey) * 2 + hasSignal) * 4
+ * + criticality` (deadlineMs -1 for none, fairWeight 1 when not given,
+ * criticality 3 when not given); the signal and the key are kept for
+ * `callSignal` and `callKey`. With `strict`, other keys are refused (`run`'s
+ * options); without, they are left for `fetch`, except near misses of
+ * `deadlineMs`, `criticality` and `fairWeight` (`deadlineMS`, `critcality`,
+ * `fairweight`, ...), which `fetch` would ignore silently: those are refused too.
  */
 export function callFacts(object, strict) {
   if (object === undefined || object === null) return 3;
@@ -78,22 +84,21 @@ function facts(object, strict) {
   requireObject(object, what);
   if (strict) {
     for (const key in object) {
-      if (key !== SIGNAL && key !== DEADLINE_MS && key !== CRITICALITY && key !== KEY) {
+      if (key !== SIGNAL && key !== DEADLINE_MS && key !== CRITICALITY && key !== KEY && key !== FAIR_WEIGHT) {
         throw new TypeError(`${what}.${key} is not a known option (expected one of: ${CALL_KEYS})`);
       }
     }
   } else {
-    for (const key of ["deadlineMs", "criticality"]) {
-      const typo = nearMissKey(object, key);
-      if (typo !== undefined) throw new TypeError(`${what}.${typo} is not an option: did you mean ${what}.${key}?`);
-    }
+    const miss = nearMiss(object);
+    if (miss !== undefined) throw new TypeError(`${what}.${miss[0]} is not an option: did you mean ${what}.${miss[1]}?`);
   }
-  let signal, deadline, criticality, key;
+  let signal, deadline, criticality, key, weight;
   try {
     signal = object.signal;
     deadline = object.deadlineMs;
     criticality = object.criticality;
     key = object.key;
+    weight = object.fairWeight;
   } catch (error) {
     throw new TypeError(`${what} could not be read (${error})`);
   }
@@ -106,9 +111,10 @@ function facts(object, strict) {
   if (key !== undefined && typeof key !== "string") {
     throw new TypeError(`${what}.key must be a string (${KEY_WHAT}), got ${describeValue(key)}`);
   }
+  weight = weight === undefined ? 1 : integerValue(weight, WEIGHT, `${what}.fairWeight`);
   lastSignal = signal;
   lastKey = key;
-  return (((deadline + 1) * 2 + (key === undefined ? 0 : 1)) * 2 + (signal === undefined ? 0 : 1)) * 4 + rank;
+  return ((((deadline + 1) * WEIGHTS + weight - 1) * 2 + (key === undefined ? 0 : 1)) * 2 + (signal === undefined ? 0 : 1)) * 4 + rank;
 }
 
 /** The `signal` of the options `callFacts` read last (it said there is one). */
@@ -130,17 +136,25 @@ export function checkedLimit(limit) {
   return integerValue(limit, SET_LIMIT, "limit");
 }
 
-// The first own key of `object` that is a near miss of `key` (the same but
-// for case, or at most two edits away) without being `key`.
-function nearMissKey(object, key) {
+// Keys `fetch` would ignore silently if misspelt.
+const NEAR_MISSED = [DEADLINE_MS, CRITICALITY, FAIR_WEIGHT];
+const NEAR_MISSED_LOWER = NEAR_MISSED.map((key) => key.toLowerCase());
+// The first own key of `object` that is a near miss of one of NEAR_MISSED
+// (the same but for case, or at most two edits away) without being it, with
+// the key it misses: [typo, key].
+function nearMiss(object) {
   let keys;
   try {
     keys = Object.keys(object);
   } catch {
     return undefined;
   }
-  const wanted = key.toLowerCase();
-  return keys.find((k) => k !== key && editDistanceAtMost2(k.toLowerCase(), wanted));
+  for (let i = 0; i < NEAR_MISSED.length; i++) {
+    const key = NEAR_MISSED[i];
+    const typo = keys.find((k) => k !== key && editDistanceAtMost2(k.toLowerCase(), NEAR_MISSED_LOWER[i]));
+    if (typo !== undefined) return [typo, key];
+  }
+  return undefined;
 }
 // Levenshtein distance <= 2 (a typo), one row at a time.
 function editDistanceAtMost2(a, b) {

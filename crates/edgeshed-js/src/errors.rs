@@ -9,6 +9,7 @@
 //! (measured, see `docs/benchmarks-log-2026.md`, "Shed path: no strings out
 //! of the wasm per rejection").
 
+use crate::criticality::criticality_index;
 use crate::host::{
     call_site, deadline_error_at, error_with_status, overloaded_error_at, rate_limited_error_at,
     rate_limited_rejection, shed_rejection,
@@ -63,15 +64,6 @@ fn cause_index(error: &Overloaded) -> u32 {
     }
 }
 
-/// A criticality as glue.js numbers it (`CRITICALITIES`).
-fn rank_index(criticality: Criticality) -> u32 {
-    match criticality {
-        Criticality::Sheddable => 0,
-        Criticality::Default => 1,
-        Criticality::Critical => 2,
-    }
-}
-
 /// A 429's `retryAfterMs` as glue.js takes it: -1 for none (the fair share).
 fn retry_after_ms(limited: &RateLimited) -> f64 {
     limited
@@ -99,7 +91,7 @@ impl Call {
                 limit.limit,
                 limit.max_queue,
                 limit.ceiling,
-                rank_index(self.criticality),
+                criticality_index(self.criticality),
             ),
             AdmitError::RateLimited(limited) => {
                 rate_limited_rejection(limit.limit, retry_after_ms(&limited))

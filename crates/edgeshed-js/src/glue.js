@@ -1,6 +1,7 @@
 // JavaScript helpers of the npm package's Limiter (src/*.rs), imported by wasm-bindgen
 // as one module (one file in the package, one request in a browser).
 // Nothing here may throw into Rust unless its import is marked `catch`.
+import { CALL } from "./options-schema.js";
 
 // --- src/errors.rs ---
 /**
@@ -131,8 +132,10 @@ export function wrapEntryPoints(proto) {
 function dropPending(depth) {
   if (unplaced.length > depth) unplaced.length = depth;
 }
-// Index = the core's Criticality::index().
-const CRITICALITIES = ["sheddable", "default", "critical"];
+// A criticality's index, here as everywhere in the package (options.rs
+// `criticality_at`): its place in the core's Criticality::ALL, most
+// important first, which the options table renders as CALL.criticality.values.
+const CRITICALITIES = CALL.criticality.values;
 // `ceiling` is the most calls of the call's criticality (`rank`) may hold:
 // the limit, or less by the reserve kept for more critical calls.
 function shedMessage(limit, maxQueue, ceiling, rank) {
@@ -239,20 +242,35 @@ export function errorWithStatus(name, message, status) {
   });
 }
 
-// --- src/limiter.rs ---
-// `stats()` from the values of Limiter::stats, in their order.
-export function statsObject(v) {
-  const byCriticality = {};
-  for (let i = 0; i < 3; i++) {
-    const at = 13 + 5 * i;
-    byCriticality[["critical", "default", "sheddable"][i]] =
-      { admitted: v[at], shed: v[at + 1], displaced: v[at + 2], inFlight: v[at + 3], queued: v[at + 4] };
+// --- src/stats.rs ---
+// `stats()` is laid out by stats.rs's one table: its paths come here once
+// (statsLayout), then each call's numbers in the same order (statsObject).
+/** The table's paths ("a", "a.b.c", "list[]"), parsed once. */
+export function statsLayout(paths) {
+  return paths.split(" ").map((path) => (path.endsWith("[]") ? { list: path.slice(0, -2) } : path.split(".")));
+}
+/**
+ * The stats object: `v`'s numbers put where `layout` says; a list of refused
+ * keys takes its length from `v`, then `refused` and `overcount` per key,
+ * whose `key` (its first bytes, or null for the calls without one) is `keys`'.
+ */
+export function statsObject(layout, v, keys) {
+  const stats = {};
+  let at = 0;
+  for (const path of layout) {
+    if (path.list !== undefined) {
+      const list = [];
+      const n = v[at++];
+      for (let k = 0; k < n; k++) list.push({ key: keys[k], refused: v[at++], overcount: v[at++] });
+      stats[path.list] = list;
+      continue;
+    }
+    let into = stats;
+    const last = path.length - 1;
+    for (let i = 0; i < last; i++) into = into[path[i]] ??= {};
+    into[path[last]] = v[at++];
   }
-  return {
-    inFlight: v[0], queued: v[1], admitted: v[2], shed: v[3], queueTimeouts: v[4], expired: v[5],
-    abandoned: v[6], heldBodies: v[7], bodyTimeouts: v[8], limit: v[9],
-    byCriticality, fairShareRefused: v[10], rateLimited: v[11], rateOverflow: v[12],
-  };
+  return stats;
 }
 
 // --- src/call/run.rs ---

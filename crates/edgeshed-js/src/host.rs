@@ -74,10 +74,14 @@ extern "C" {
     /// A `DeadlineError` with the stack of `site` (or none: `undefined`).
     #[wasm_bindgen(js_name = deadlineErrorAt)]
     pub(crate) fn deadline_error_at(site: &JsValue, deadline_ms: u32, running: bool) -> JsValue;
-    // --- src/limiter.rs ---
-    /// The `stats()` object of [`Limiter::stats`]'s values, in its order.
+    // --- src/stats.rs ---
+    /// The stats layout's paths (`stats.rs`), parsed for [`stats_object`].
+    #[wasm_bindgen(js_name = statsLayout)]
+    pub(crate) fn stats_layout(paths: &str) -> JsValue;
+    /// The `stats()` object: `values` placed by `layout` ([`stats_layout`]'s),
+    /// `keys` the shown keys (or `null`) of its list of refused keys.
     #[wasm_bindgen(js_name = statsObject)]
-    pub(crate) fn stats_object(values: &[f64]) -> JsValue;
+    pub(crate) fn stats_object(layout: &JsValue, values: &[f64], keys: &js_sys::Array) -> JsValue;
     // --- src/sampling.rs ---
     /// What a rejection reason (or a `Response`) says: -1 for a
     /// `DeadlineError` (by name), its `status` if that is a number, else NaN. Never throws (a

@@ -12,11 +12,13 @@
 mod bodies;
 mod call;
 mod counters;
+mod criticality;
 mod errors;
 mod host;
 mod limiter;
 mod options;
 mod sampling;
+mod stats;
 mod typescript;
 
 pub use limiter::Limiter;

@@ -3,10 +3,10 @@
 use crate::counters::CallCounters;
 use crate::errors::type_error;
 use crate::host::checked_limit;
-use crate::host::stats_object;
 use crate::options::{limiter_options, LimitOption};
 use crate::sampling::Sampler;
-use edgeshed::admission::{Admission, Criticality};
+use crate::stats::{stats_js, Sources};
+use edgeshed::admission::Admission;
 use edgeshed::limit::adaptive::Limit;
 use edgeshed_wasm::clock::JsClock;
 use std::rc::Rc;
@@ -89,41 +89,24 @@ impl Limiter {
 
     /// `{ inFlight, queued, admitted, shed, queueTimeouts, expired,
     /// abandoned, heldBodies, bodyTimeouts, limit, byCriticality,
-    /// fairShareRefused, rateLimited, rateOverflow }`, made in JavaScript (`statsObject`
-    /// in glue.js) from one array: one crossing instead of one per field.
+    /// fairShareRefused, rateLimited, rateOverflow, topRefusedKeys }`, laid
+    /// out by `stats.rs`'s one table (made in JavaScript from one array: one
+    /// crossing instead of one per field).
     pub fn stats(&self) -> JsValue {
         let bodies = &self.counters.bodies;
         bodies.sweep();
         let stats = self.admission.stats();
-        let expired = stats
-            .expired
-            .saturating_add(self.counters.expired_running.get());
-        let mut values = vec![
-            stats.in_flight as f64,
-            stats.queued as f64,
-            stats.admitted as f64,
-            stats.shed as f64,
-            stats.queue_timeouts as f64,
-            expired as f64,
-            self.counters.abandoned.get() as f64,
-            bodies.held_bodies(),
-            bodies.body_timeouts(),
-            stats.limit as f64,
-            stats.fair_share_refused as f64,
-            stats.rate_limited as f64,
-            stats.rate_overflow as f64,
-        ];
-        for criticality in Criticality::ALL {
-            let class = stats.by_criticality.get(criticality);
-            values.extend([
-                class.admitted as f64,
-                class.shed as f64,
-                class.displaced as f64,
-                class.in_flight as f64,
-                class.queued as f64,
-            ]);
-        }
-        stats_object(&values)
+        let top_refused = self.admission.top_refused_keys();
+        stats_js(&Sources {
+            stats: &stats,
+            expired: stats
+                .expired
+                .saturating_add(self.counters.expired_running.get()),
+            abandoned: self.counters.abandoned.get(),
+            held_bodies: bodies.held_bodies(),
+            body_timeouts: bodies.body_timeouts(),
+            top_refused: &top_refused,
+        })
     }
 }
 

@@ -46,6 +46,7 @@ export const CALL = {
   deadlineMs: { kind: "integer", min: 0, max: 2147483647 },
   criticality: { kind: "oneOf", values: ["critical", "default", "sheddable"], default: "default" },
   key: { kind: "string", what: "a tenant, an API key, a client address" },
+  fairWeight: { kind: "integer", min: 1, max: 1000, default: 1 },
 };
 
 /** `setLimit(limit)`'s argument. */

@@ -75,8 +75,8 @@ export type RateOptions = (
    */
   burst?: number | undefined;
   /**
-   * The most keys tracked at once; when all are still limited, a new key is refused (1 to
-   * 1,000,000; default 10,000).
+   * The most keys tracked at once; while all are still limited, new keys share one overflow
+   * allowance (`rateOverflow`; 1 to 1,000,000; default 10,000).
    */
   maxKeys?: number | undefined;
 };
@@ -116,18 +116,28 @@ export interface LimiterPolicyOptions {
 
 /**
  * How a call is treated under overload: its `criticality` (its reserve, its place in the queue,
- * whom it may displace) and its `key` (its fair share and its rate limit).
+ * whom it may displace), its `key` (its flow in fair queueing, its fair share and its rate limit)
+ * and its key's `fairWeight`.
  */
 export interface CallClass {
   /** How much the call matters when the limiter is full (default `"default"`). */
   criticality?: Criticality | undefined;
   /**
-   * Who the call is for (a tenant, an API key, a client address). When the limit is reached and
-   * other keys' calls wait, a key holding more than its fair share (the limit divided by the keys
-   * with calls in flight or waiting) is refused with a `RateLimitedError` (`reason`
-   * `"fair_share"`); a key alone may use the whole limit.
+   * Who the call is for (a tenant, an API key, a client address), for fair queueing and the rate
+   * limit. Within a criticality every key queues on its own and a freed slot goes to the key
+   * holding the fewest for its weight; a key over its fair share (the limit divided by the keys
+   * with calls in flight or waiting) while other keys wait is refused with a `RateLimitedError`
+   * (`reason` `"fair_share"`), and so is its newest waiter when a full queue makes room for a key
+   * under its share. A key alone may use the whole limit; the calls without a key share one key of
+   * their own.
    */
   key?: string | undefined;
+  /**
+   * The weight of the call's key in fair queueing: a key of weight 2 gets twice the share of a key
+   * of weight 1 (a paying tenant). A key takes the weight of its latest call; the calls without a
+   * key share one key of weight 1 (1 to 1,000; default 1).
+   */
+  fairWeight?: number | undefined;
 }
 
 /** Per-call options of `Limiter.run`. */

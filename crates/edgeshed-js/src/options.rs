@@ -4,9 +4,10 @@
 //! the core's [`options_schema`](edgeshed::options_schema)) and turned into
 //! the core's types here. Nothing a caller passes can trap.
 
+use crate::criticality::criticality_at;
 use crate::host::{call_error, call_facts, call_key, call_signal, limiter_options_js};
 use core::time::Duration;
-use edgeshed::admission::{Criticality, Options, Policy, QueueDiscipline, Reserve};
+use edgeshed::admission::{Call, Criticality, Options, Policy, QueueDiscipline, Reserve};
 use edgeshed::limit::adaptive::{AnyLimit, Bounds};
 use edgeshed::rate_limit::Rate;
 use edgeshed::Key;
@@ -49,8 +50,10 @@ pub(crate) struct CallOptions {
     pub(crate) criticality: Criticality,
     /// Whether `criticality` was given.
     pub(crate) classified: bool,
-    /// `key`, for the fair share and the rate limit.
+    /// `key`, for fair queueing and the rate limit.
     pub(crate) key: Option<Key>,
+    /// `fairWeight` (1 when not given): the key's weight in fair queueing.
+    pub(crate) weight: u32,
 }
 
 /// Parses `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs,
@@ -120,10 +123,11 @@ fn class_options(at: &dyn Fn(usize) -> f64) -> Result<Options, JsValue> {
     Ok(options)
 }
 
-/// Reads `signal`, `deadlineMs`, `criticality` and `key` from `object`. With
-/// `strict`, other keys are refused (`run`'s options, named `options` in the
-/// errors); without, they are left for `fetch` (its `init`: near misses of
-/// `deadlineMs` and `criticality` are refused all the same, see options.js).
+/// Reads `signal`, `deadlineMs`, `criticality`, `key` and `fairWeight`
+/// from `object`. With `strict`, other keys are refused (`run`'s options,
+/// named `options` in the errors); without, they are left for `fetch` (its
+/// `init`: near misses of `deadlineMs`, `criticality` and `fairWeight` are
+/// refused all the same, see call-options.js).
 pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions, JsValue> {
     // One crossing for any `object`, `undefined` included (a check for it
     // here would be a crossing of its own).
@@ -131,26 +135,26 @@ pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions
     if facts < 0.0 {
         return Err(call_error());
     }
-    // An integer below 2^36: exact in an f64 and a u64.
+    // An integer below 2^46: exact in an f64 and a u64.
     let facts = facts as u64;
-    let criticality = match facts % 4 {
-        0 => Criticality::Sheddable,
-        2 => Criticality::Critical,
-        _ => Criticality::Default,
-    };
-    let classified = facts % 4 != 3;
+    let rank = criticality_at(facts % 4);
+    let classified = rank.is_some();
     // `callFacts` checked that the signal is an AbortSignal.
     let signal = (facts / 4 % 2 == 1).then(call_signal);
     let key = (facts / 8 % 2 == 1).then(|| {
         edgeshed_wasm::seed_keys();
         Key::from(call_key())
     });
-    let deadline = (facts / 16).checked_sub(1);
+    let weights = u64::from(Call::MAX_WEIGHT);
+    let weight = facts / 16 % weights + 1;
+    let deadline = (facts / 16 / weights).checked_sub(1);
     Ok(CallOptions {
         signal,
         deadline: deadline.map(Duration::from_millis),
-        criticality,
+        criticality: rank.unwrap_or_default(),
         classified,
         key,
+        // At most Call::MAX_WEIGHT, by the modulo.
+        weight: weight as u32,
     })
 }

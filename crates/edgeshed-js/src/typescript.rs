@@ -57,7 +57,7 @@ export type LimiterOptions = FixedLimiterOptions | AdaptiveLimiterOptions;
 /** `RunOptions` with a `signal` or a `deadlineMs`: then `fn` receives an `AbortSignal`. */
 export type SignalledRunOptions = RunOptions & ({ signal: AbortSignal } | { deadlineMs: number });
 
-/** `fetch` init, plus edgeshed's `deadlineMs` (until response headers), `criticality` and `key`. */
+/** `fetch` init, plus edgeshed's `deadlineMs` (until response headers), `criticality`, `key` and `fairWeight`. */
 export interface LimitedRequestInit extends RequestInit, CallClass {
   deadlineMs?: number | undefined;
 }
@@ -74,6 +74,16 @@ export interface CriticalityStats {
   inFlight: number;
   /** Waiting now. */
   queued: number;
+}
+
+/** `stats().topRefusedKeys`: one of the keys refused most often (429s and 503s). */
+export interface RefusedKey {
+  /** The key's first 16 bytes (never the whole value), or `null` for the calls without a key (which share one). */
+  key: string | null;
+  /** Its refusals: an upper bound, over by at most `overcount` (bounded memory: the space-saving algorithm). */
+  refused: number;
+  /** By how much `refused` may overcount. */
+  overcount: number;
 }
 
 /** A snapshot of a limiter. */
@@ -110,6 +120,12 @@ export interface LimiterStats {
    * admitted or refused (those refused are in `rateLimited` too).
    */
   rateOverflow: number;
+  /**
+   * The keys refused most often (at most 10, most first), counted in bounded
+   * memory however many keys there are; the calls without a key count as one
+   * (`key: null`) once a call with a key was seen.
+   */
+  topRefusedKeys: RefusedKey[];
 }
 
 /**

@@ -12,6 +12,8 @@ mod check;
 mod classes;
 mod de;
 mod error;
+mod fairness;
+mod key_source;
 mod queueing;
 mod ranges;
 mod raw;
@@ -22,8 +24,10 @@ mod schema_tests;
 
 pub use adaptive::Adaptive;
 pub use budget::{DEFAULT_BUDGET_BINDING, DEFAULT_LEASE_TTL_MS};
-pub use classes::{KeySource, RateLimit, RouteAdmission};
+pub use classes::{RateLimit, RouteAdmission};
 pub use error::ConfigError;
+pub use fairness::{Fairness, Weights};
+pub use key_source::KeySource;
 
 use super::proxy_path::OriginUrl;
 use crate::budget::Unavailable;

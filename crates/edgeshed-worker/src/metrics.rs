@@ -1,13 +1,17 @@
-//! Counters and histograms of the worker, rendered as JSON (`/__edgeshed/stats`)
-//! and in the Prometheus text exposition format (`/__edgeshed/metrics`).
+//! Counters and histograms of the worker, rendered as JSON (`/__edgeshed/stats`,
+//! `json.rs`) and in the Prometheus text exposition format
+//! (`/__edgeshed/metrics`, rendered from one table of metric families:
+//! `families.rs`).
 
-mod classes;
+mod families;
+mod json;
 
-pub use classes::RouteMetrics;
+pub use families::{render_prometheus, BudgetMetrics, Exposition, IsolateMetrics};
+pub use json::render_stats_json;
 
 use core::fmt::Write;
 use core::time::Duration;
-use edgeshed::admission::Stats;
+use edgeshed::admission::{RefusedKey, Stats};
 
 /// Histogram bucket upper bounds in microseconds, and as Prometheus prints
 /// them in seconds. (Integers and fixed strings only: formatting floats
@@ -64,6 +68,7 @@ impl Histogram {
     }
 
     fn render(&self, out: &mut String, name: &str, label: &str) {
+        // `label` is `name="value"`, its value escaped (families.rs).
         let mut cumulative = 0;
         for ((_, bound), count) in BUCKETS.iter().zip(self.counts.iter()) {
             cumulative += count;
@@ -89,6 +94,21 @@ pub struct ScopeMetrics<'a> {
     pub origin_duration: Option<&'a Histogram>,
     /// The fleet budget's share of this scope (budgeted origins only).
     pub budget: Option<BudgetStats>,
+    /// The keys its limiter refused most often, most first.
+    pub top_refused: Vec<RefusedKey>,
+}
+
+/// A rate-limited route's numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteMetrics<'a> {
+    /// Its `path` (fan-out) or `prefix` (proxy).
+    pub route: &'a str,
+    /// Requests refused with 429 by its rate limit.
+    pub rate_limited: u64,
+    /// Requests of new keys decided by its per-isolate rate limit's one
+    /// shared overflow allowance, because its key table was full of keys
+    /// still limited (allowed or refused; 0 for a Rate Limiting binding).
+    pub rate_overflow: u64,
 }
 
 /// What a budgeted origin's stats add: `leased`, `budgetShed` and
@@ -104,130 +124,6 @@ pub struct BudgetStats {
     /// the local limit, or shed) because the object failed or answered
     /// `.overloaded`.
     pub unavailable: u64,
-}
-
-fn stats_json(stats: &Stats) -> String {
-    format!(
-        "{{\"inFlight\":{},\"queued\":{},\"admitted\":{},\"shed\":{},\"queueTimeouts\":{},\"limit\":{}{}}}",
-        stats.in_flight,
-        stats.queued,
-        stats.admitted,
-        stats.shed,
-        stats.queue_timeouts,
-        stats.limit,
-        classes::scope_fields(stats)
-    )
-}
-
-/// `{"global": {...}, "origins": {"<name>": {...}}, "routes": {"<route>":
-/// {...}}}` for `/__edgeshed/stats`: each scope's limit, counters and
-/// counts per criticality; each rate-limited route's `rateLimited` and `rateOverflow`.
-pub fn render_stats_json(scopes: &[ScopeMetrics<'_>], routes: &[RouteMetrics<'_>]) -> String {
-    let mut global = String::from("null");
-    let mut origins = Vec::new();
-    for scope in scopes {
-        match scope.scope.strip_prefix("origin:") {
-            Some(name) => {
-                let mut stats = stats_json(&scope.stats);
-                if let Some(budget) = scope.budget {
-                    stats.pop();
-                    stats.push_str(&format!(
-                        ",\"leased\":{},\"budgetShed\":{},\"budgetUnavailable\":{}}}",
-                        budget.leased, budget.shed, budget.unavailable
-                    ));
-                }
-                origins.push(format!("\"{name}\":{stats}"));
-            }
-            None => global = stats_json(&scope.stats),
-        }
-    }
-    format!(
-        "{{\"global\":{global},\"origins\":{{{}}},\"routes\":{}}}",
-        origins.join(","),
-        classes::routes_json(routes)
-    )
-}
-
-/// A metric family derived from [`Stats`]: name, type, help, value.
-type Family = (&'static str, &'static str, &'static str, fn(&Stats) -> u64);
-
-/// The Prometheus text exposition (version 0.0.4) of every scope and
-/// rate-limited route.
-pub fn render_prometheus(scopes: &[ScopeMetrics<'_>], routes: &[RouteMetrics<'_>]) -> String {
-    let mut out = String::new();
-    let families: [Family; 6] = [
-        (
-            "edgeshed_in_flight",
-            "gauge",
-            "Requests holding a permit.",
-            |s| s.in_flight as u64,
-        ),
-        (
-            "edgeshed_queued",
-            "gauge",
-            "Requests waiting for a permit.",
-            |s| s.queued as u64,
-        ),
-        (
-            "edgeshed_limit",
-            "gauge",
-            "The current limit on permits held at once (moved by the algorithm when adaptive).",
-            |s| s.limit as u64,
-        ),
-        (
-            "edgeshed_admitted_total",
-            "counter",
-            "Requests admitted.",
-            |s| s.admitted,
-        ),
-        (
-            "edgeshed_shed_total",
-            "counter",
-            "Requests rejected at once.",
-            |s| s.shed,
-        ),
-        (
-            "edgeshed_queue_timeouts_total",
-            "counter",
-            "Requests rejected after their queue timeout.",
-            |s| s.queue_timeouts,
-        ),
-    ];
-    for (name, kind, help, value) in families {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        for scope in scopes {
-            let _ = writeln!(
-                out,
-                "{name}{{scope=\"{}\"}} {}",
-                scope.scope,
-                value(&scope.stats)
-            );
-        }
-    }
-    let name = "edgeshed_admission_wait_seconds";
-    let _ = writeln!(out, "# HELP {name} Time spent waiting for admission.");
-    let _ = writeln!(out, "# TYPE {name} histogram");
-    for scope in scopes {
-        scope
-            .admission_wait
-            .render(&mut out, name, &format!("scope=\"{}\"", scope.scope));
-    }
-    let name = "edgeshed_origin_duration_seconds";
-    let _ = writeln!(
-        out,
-        "# HELP {name} Time from calling an origin to its response headers."
-    );
-    let _ = writeln!(out, "# TYPE {name} histogram");
-    for scope in scopes {
-        if let (Some(histogram), Some(origin)) =
-            (scope.origin_duration, scope.scope.strip_prefix("origin:"))
-        {
-            histogram.render(&mut out, name, &format!("origin=\"{origin}\""));
-        }
-    }
-    classes::render(&mut out, scopes, routes);
-    out
 }
 
 /// One `Server-Timing` entry.

@@ -31,9 +31,13 @@ fn a_route_names_its_criticality_fairness_key_and_rate() {
     let admission = config.routes[0].admission();
     assert_eq!(admission.criticality(), Criticality::Sheddable);
     assert_eq!(
-        admission.fairness,
-        Some(KeySource::Header("x-tenant".into()))
+        admission.fairness.as_ref().map(|fair| &fair.key),
+        Some(&KeySource::Header("x-tenant".into()))
     );
+    assert!(admission
+        .fairness
+        .as_ref()
+        .is_some_and(|fair| fair.weights.is_empty()));
     let Some(RateLimit::Local { key, rate }) = &admission.rate_limit else {
         panic!("{admission:?}");
     };
@@ -50,6 +54,53 @@ fn a_route_names_its_criticality_fairness_key_and_rate() {
     assert_eq!(admission.criticality(), Criticality::Default);
     assert_eq!((&admission.fairness, &admission.rate_limit), (&None, &None));
     assert!(!plain.criticality_in_use());
+}
+
+#[test]
+fn fairness_weights_name_key_values_and_their_weights() {
+    let config = with_route(
+        r#""prefix": "/p/", "origin": "a",
+           "fairness": {"key": "header:x-tenant", "weights": {"acme": 3, "globex": 1000, "eyJ.a b": 2}}"#,
+    )
+    .unwrap();
+    let fairness = config.routes[0].admission().fairness.clone().unwrap();
+    let weights = &fairness.weights;
+    assert_eq!(weights.len(), 3);
+    assert_eq!(
+        [
+            weights.of("acme"),
+            weights.of("globex"),
+            weights.of("eyJ.a b")
+        ],
+        [3, 1000, 2]
+    );
+    // Unknown keys weigh 1.
+    assert_eq!(weights.of("initech"), 1);
+    assert_eq!(weights.of("ACME"), 1);
+
+    let errors = with_route(
+        r#""prefix": "/p/", "origin": "a",
+           "fairness": {"key": "ip", "weights": {"a": 0, "b": 1001, "c": 1.5, "d": "2", " e": 2, "": 2}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        errors,
+        [
+            "routes[0].fairness.weights[\"a\"] must be an integer from 1 to 1000, got 0",
+            "routes[0].fairness.weights[\"b\"] must be an integer from 1 to 1000, got 1001",
+            "routes[0].fairness.weights[\"c\"] must be an integer from 1 to 1000, got 1.5",
+            "routes[0].fairness.weights[\"d\"] must be an integer from 1 to 1000, got a string",
+            "routes[0].fairness.weights[\" e\"] can never match: a request's key is its header's value without surrounding spaces, and never blank",
+            "routes[0].fairness.weights[\"\"] can never match: a request's key is its header's value without surrounding spaces, and never blank",
+        ]
+    );
+    let errors =
+        with_route(r#""prefix": "/p/", "origin": "a", "fairness": {"key": "ip", "weights": [2]}"#)
+            .unwrap_err();
+    assert_eq!(
+        errors,
+        ["routes[0].fairness.weights must be an object of key values and their weights, got an array"]
+    );
 }
 
 #[test]
@@ -89,7 +140,7 @@ fn bad_route_keys_are_named() {
         errors,
         [
             "routes[0].criticality: unknown criticality \"urgent\": expected \"critical\", \"default\" or \"sheddable\"",
-            "routes[0].fairness.by is not a known key (expected one of: key)",
+            "routes[0].fairness.by is not a known key (expected one of: key, weights)",
             "routes[0].fairness.key must be \"ip\" or \"header:<name>\" (a header name), got \"cookie:x\"",
             "routes[0].rateLimit: perSecond and perMinute are both given (choose one)",
         ]

@@ -15,7 +15,8 @@ use edgeshed::Key;
 use edgeshed_worker::classify::{criticality, key};
 use edgeshed_worker::failure::{Failure, Refusal, Scope};
 use edgeshed_worker::metrics::{
-    render_prometheus, render_stats_json, Histogram, RouteMetrics, ScopeMetrics,
+    render_prometheus, render_stats_json, Exposition, Histogram, IsolateMetrics, RouteMetrics,
+    ScopeMetrics,
 };
 use edgeshed_worker::rate_headers;
 use serde_json::{json, Value};
@@ -185,6 +186,7 @@ fn stats_and_metrics_count_per_criticality_and_per_route() {
         admission_wait: &wait,
         origin_duration: Some(&wait),
         budget: None,
+        top_refused: Vec::new(),
     }];
     let routes = [RouteMetrics {
         route: "/a\"pi/",
@@ -203,7 +205,12 @@ fn stats_and_metrics_count_per_criticality_and_per_route() {
         stats["routes"],
         json!({"/a\"pi/": {"rateLimited": 4, "rateOverflow": 7}})
     );
-    let text = render_prometheus(&scopes, &routes);
+    let text = render_prometheus(&Exposition {
+        scopes: &scopes,
+        routes: &routes,
+        budgets: &[],
+        isolate: IsolateMetrics::default(),
+    });
     for line in [
         "edgeshed_criticality_admitted_total{scope=\"origin:users\",criticality=\"sheddable\"} 2",
         "edgeshed_criticality_in_flight{scope=\"origin:users\",criticality=\"critical\"} 1",
@@ -220,4 +227,70 @@ fn stats_and_metrics_count_per_criticality_and_per_route() {
         );
     }
     drop(permits);
+}
+
+#[test]
+fn top_refused_keys_show_first_bytes_only_escaped_and_ranked() {
+    use edgeshed::admission::RefusedKey;
+    use edgeshed_worker::metrics::BudgetMetrics;
+    let admission = Admission::wait(4).unwrap();
+    let wait = Histogram::default();
+    let long = format!("tenant \"q\"\\{}", "x".repeat(300));
+    let scopes = [ScopeMetrics {
+        scope: "origin:users",
+        stats: admission.stats(),
+        admission_wait: &wait,
+        origin_duration: Some(&wait),
+        budget: None,
+        top_refused: vec![
+            RefusedKey {
+                key: Some(Key::from(long.as_str())),
+                refused: 9,
+                overcount: 2,
+            },
+            RefusedKey {
+                key: None,
+                refused: 4,
+                overcount: 0,
+            },
+        ],
+    }];
+    let stats: Value = serde_json::from_str(&render_stats_json(&scopes, &[])).unwrap();
+    assert_eq!(
+        stats["origins"]["users"]["topRefusedKeys"],
+        json!([
+            {"key": "tenant \"q\"\\xxxxx", "refused": 9, "overcount": 2},
+            {"key": null, "refused": 4, "overcount": 0},
+        ])
+    );
+    let exposition = |budgets| {
+        render_prometheus(&Exposition {
+            scopes: &scopes,
+            routes: &[],
+            budgets,
+            isolate: IsolateMetrics::default(),
+        })
+    };
+    let text = exposition(&[]);
+    assert!(!text.contains(&long[..20]), "never the whole value");
+    for line in [
+        "# TYPE edgeshed_top_refused gauge",
+        "edgeshed_top_refused{scope=\"origin:users\",rank=\"1\",key=\"tenant \\\"q\\\"\\\\xxxxx\"} 9",
+        "edgeshed_top_refused{scope=\"origin:users\",rank=\"2\",key=\"\"} 4",
+        "edgeshed_live_tasks 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+    }
+    // The budget's families only when an origin has a budget.
+    assert!(!text.contains("edgeshed_budget_"));
+    let budget = [BudgetMetrics {
+        origin: "users",
+        leased: 3,
+        ..BudgetMetrics::default()
+    }];
+    let text = exposition(&budget);
+    assert!(text
+        .lines()
+        .any(|l| l == "edgeshed_budget_leased{origin=\"users\"} 3"));
+    assert!(text.ends_with("edgeshed_budget_leased{origin=\"users\"} 3\n"));
 }

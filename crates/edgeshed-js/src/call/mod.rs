@@ -117,7 +117,9 @@ fn start_admission(
             return Ok(Admitting::Admitted(permit));
         }
     }
-    let call = AdmissionCall::new(options.criticality).with_optional_key(options.key.take());
+    let call = AdmissionCall::new(options.criticality)
+        .with_optional_key(options.key.take())
+        .with_weight(options.weight);
     let mut admit = match deadline {
         Some(at) => admission.admit_call_before(call, at),
         None => admission.admit_call(call),

@@ -82,13 +82,21 @@ fn the_table_names_what_the_faces_validate() {
     }
     // call-options.js reads exactly these, by name, in this order.
     let call: Vec<&str> = CALL.iter().map(|spec| spec.key).collect();
-    assert_eq!(call, ["signal", "deadlineMs", "criticality", "key"]);
+    assert_eq!(
+        call,
+        ["signal", "deadlineMs", "criticality", "key", "fairWeight"]
+    );
+    // callFacts packs fairWeight - 1 in radix Call::MAX_WEIGHT; options.rs decodes by it.
+    assert_eq!(
+        integer_range(CALL, "fairWeight"),
+        Some((1, u64::from(edgeshed::admission::Call::MAX_WEIGHT)))
+    );
     assert_eq!(
         integer_range(LIMITER, "adaptive.maxLimit"),
         Some((1, 1_000_000))
     );
-    // callFacts maps the criticality names to Criticality::index() by their
-    // order: critical, default, sheddable.
+    // callFacts, glue.js and options.rs number the criticalities by their
+    // place in Criticality::ALL: critical, default, sheddable.
     let Some(Kind::OneOf { values, .. }) = find(CALL, "criticality").map(|spec| spec.kind) else {
         panic!("criticality is not a OneOf");
     };

@@ -32,8 +32,8 @@ pub fn render() -> String {
         .collect();
     let doc = "The options of `new Limiter(options)` besides its limit and its queue. All counts and times are integers.";
     interface(&mut out, "LimiterPolicyOptions", doc, "", policy);
-    let class = ["criticality", "key"];
-    let doc = "How a call is treated under overload: its `criticality` (its reserve, its place in the queue, whom it may displace) and its `key` (its fair share and its rate limit).";
+    let class = ["criticality", "key", "fairWeight"];
+    let doc = "How a call is treated under overload: its `criticality` (its reserve, its place in the queue, whom it may displace), its `key` (its flow in fair queueing, its fair share and its rate limit) and its key's `fairWeight`.";
     interface(
         &mut out,
         "CallClass",

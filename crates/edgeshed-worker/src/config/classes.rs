@@ -1,9 +1,12 @@
 //! The admission keys of a route: `criticality`, `fairness` (whose fair
-//! share a request counts against) and `rateLimit` (per isolate, or
-//! Cloudflare's Rate Limiting binding). Their model, raw shape and checks.
+//! share a request counts against, `fairness.rs`) and `rateLimit` (per
+//! isolate, or Cloudflare's Rate Limiting binding). Their model, raw shape
+//! and checks.
 
 use super::budget::is_identifier;
 use super::de::{Int, Range, Section, Text};
+use super::fairness::{fairness, Fairness, RawFairness};
+use super::key_source::{key_source, KeySource};
 use super::ranges::{Positive, Seconds};
 use super::report::{join, Field, Report};
 use core::time::Duration;
@@ -16,8 +19,9 @@ use serde::Deserialize;
 pub struct RouteAdmission {
     /// `criticality`, if the route names one (`None` is `default`).
     pub criticality: Option<Criticality>,
-    /// `fairness.key`: the key a request's fair share is counted for.
-    pub fairness: Option<KeySource>,
+    /// `fairness`: the key a request's fair share is counted for, and
+    /// the weights of named key values.
+    pub fairness: Option<Fairness>,
     /// `rateLimit`: checked before the request is admitted anywhere.
     pub rate_limit: Option<RateLimit>,
 }
@@ -26,26 +30,6 @@ impl RouteAdmission {
     /// The route's criticality: the most its requests may have.
     pub fn criticality(&self) -> Criticality {
         self.criticality.unwrap_or_default()
-    }
-}
-
-/// Where a request's key comes from: `"ip"` (the `cf-connecting-ip`
-/// header) or `"header:<name>"`. A request without it has no key.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum KeySource {
-    /// `"ip"`: the client address workerd puts in `cf-connecting-ip`.
-    Ip,
-    /// `"header:<name>"`: that request header (the name in lower case).
-    Header(String),
-}
-
-impl KeySource {
-    /// The request header the key is read from.
-    pub fn header(&self) -> &str {
-        match self {
-            KeySource::Ip => "cf-connecting-ip",
-            KeySource::Header(name) => name,
-        }
     }
 }
 
@@ -71,13 +55,6 @@ pub enum RateLimit {
         /// default 60): the `Retry-After` of a refusal.
         period: Duration,
     },
-}
-
-/// `routes[i].fairness`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct RawFairness {
-    pub(super) key: Option<Text>,
 }
 
 /// `perSecond`, `perMinute`, `burst`: 1 to the core options table's
@@ -127,22 +104,7 @@ pub(super) fn admission(
     };
     let fairness = match raw.fairness {
         None => Some(None),
-        Some(section) => {
-            let fairness_path = join(path, "fairness");
-            report.open(section, &fairness_path).and_then(|fair| {
-                let key_path = join(&fairness_path, "key");
-                match key_source(report, &fair.key, &key_path) {
-                    Field::Valid(key) => Some(Some(key)),
-                    Field::Absent => {
-                        report.add(format!(
-                            "{key_path} is required (\"ip\" or \"header:<name>\")"
-                        ));
-                        None
-                    }
-                    Field::Invalid => None,
-                }
-            })
-        }
+        Some(section) => fairness(report, &join(path, "fairness"), section).map(Some),
     };
     let rate_limit = match raw.rate_limit {
         None => Some(None),
@@ -153,35 +115,6 @@ pub(super) fn admission(
         fairness: fairness?,
         rate_limit: rate_limit?,
     })
-}
-
-/// A key (`"ip"` or `"header:<name>"`) at `path`.
-fn key_source(report: &mut Report, value: &Option<Text>, path: &str) -> Field<KeySource> {
-    let text = match report.text(value, path) {
-        Field::Valid(text) => text,
-        Field::Absent => return Field::Absent,
-        Field::Invalid => return Field::Invalid,
-    };
-    if text == "ip" {
-        return Field::Valid(KeySource::Ip);
-    }
-    match text.strip_prefix("header:") {
-        Some(name) if !name.is_empty() && name.bytes().all(is_token_byte) => {
-            Field::Valid(KeySource::Header(name.to_ascii_lowercase()))
-        }
-        _ => {
-            report.add(format!(
-                "{path} must be \"ip\" or \"header:<name>\" (a header name), got \"{}\"",
-                text.escape_default()
-            ));
-            Field::Invalid
-        }
-    }
-}
-
-/// A byte of an HTTP token (a header name).
-fn is_token_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
 }
 
 /// `rateLimit` at `path`: either a local rate (`perSecond` or `perMinute`,

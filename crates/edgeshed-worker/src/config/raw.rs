@@ -4,8 +4,9 @@
 //! checked in `check.rs`.
 
 use super::budget::RawBudget;
-use super::classes::{AdmissionKeys, RawFairness, RawRateLimit};
+use super::classes::{AdmissionKeys, RawRateLimit};
 use super::de::{Entries, Flag, Int, List, Section, Text};
+use super::fairness::RawFairness;
 use super::queueing::RawReserve;
 use super::ranges::{Bytes, Millis, NonNegative, Positive, Seconds};
 use serde::Deserialize;

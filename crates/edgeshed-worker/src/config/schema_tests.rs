@@ -7,13 +7,15 @@
 use super::adaptive::RawAdaptive;
 use super::classes::{RateCount, RawRateLimit};
 use super::de::{Range, Section};
+use super::fairness::Weight;
 use super::queueing::RawReserve;
 use super::ranges::{Millis, NonNegative, Positive};
 use super::raw::{RawLimit, RawOrigin};
 use edgeshed::admission::{QueueDiscipline, Reserve};
 use edgeshed::limit::adaptive::{AnyLimit, Bounds};
 use edgeshed::options_schema::{
-    find, integer_range, section_keys, Fallback, Kind, OptionSpec, ADAPTIVE, LIMITER, RATE, RESERVE,
+    find, integer_range, section_keys, Fallback, Kind, OptionSpec, ADAPTIVE, CALL, LIMITER, RATE,
+    RESERVE,
 };
 use edgeshed::rate_limit::Rate;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -130,6 +132,8 @@ fn ranges_are_the_tables() {
     for path in ["rate.perSecond", "rate.perMinute", "rate.burst"] {
         assert_eq!(range::<RateCount>(), integer_range(LIMITER, path), "{path}");
     }
+    // `fairness.weights` takes what a call's `fairWeight` takes.
+    assert_eq!(range::<Weight>(), integer_range(CALL, "fairWeight"));
 }
 
 #[test]

@@ -100,6 +100,7 @@ impl Gateway {
             admission_wait: &global_wait,
             origin_duration: None,
             budget: None,
+            top_refused: self.global.admission.top_refused_keys(),
         }];
         for ((origin, name), (wait, duration)) in self.origins.iter().zip(&names).zip(&histograms) {
             scopes.push(ScopeMetrics {
@@ -108,6 +109,7 @@ impl Gateway {
                 admission_wait: wait,
                 origin_duration: Some(duration),
                 budget: origin.budget_stats(),
+                top_refused: origin.top_refused_keys(),
             });
         }
         let routes: Vec<RouteMetrics<'_>> = self

@@ -114,9 +114,15 @@ impl RouteRuntime {
         let admission = route.admission();
         let asked = header(request, CRITICALITY_HEADER);
         edgeshed_wasm::seed_keys();
-        let fairness_key = key_of(request, admission.fairness.as_ref());
+        let fairness = admission.fairness.as_ref();
+        let fairness_key = key_of(request, fairness.map(|fair| &fair.key));
+        let weight = match (fairness, &fairness_key) {
+            (Some(fair), Some(value)) => fair.weights.of(value),
+            _ => 1,
+        };
         let call = Call::new(criticality(admission.criticality(), asked.as_deref()))
-            .with_optional_key(fairness_key.as_deref().map(Key::from));
+            .with_optional_key(fairness_key.as_deref().map(Key::from))
+            .with_weight(weight);
         let rate_key = match &admission.rate_limit {
             Some(RateLimit::Local { key, .. } | RateLimit::Binding { key, .. }) => {
                 key_of(request, key.as_ref())

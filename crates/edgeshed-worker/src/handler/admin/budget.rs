@@ -1,10 +1,10 @@
 //! `GET /__edgeshed/budget` (the fleet view, asked from the objects) and the
-//! budget's lines of `/__edgeshed/metrics`.
+//! budget's numbers for `/__edgeshed/metrics`.
 
 use crate::handler::gateway::Gateway;
 use crate::handler::host::fleet_views;
 use crate::handler::respond::ResponseParts;
-use core::fmt::Write;
+use crate::metrics::BudgetMetrics;
 use edgeshed::time::Clock;
 use edgeshed_wasm::settled::Settled;
 use edgeshed_wasm::JsClock;
@@ -42,69 +42,24 @@ pub(crate) async fn fleet(gateway: &Gateway) -> Result<web_sys::Response, JsValu
         .into_response()
 }
 
-/// Appends the budget's counters and leased permits, per budgeted origin.
-pub(crate) fn render_metrics(gateway: &Gateway, out: &mut String) {
-    let budgets: Vec<_> = gateway
+/// Each budgeted origin's lease calls and permits, for the metrics.
+pub(crate) fn metrics(gateway: &Gateway) -> Vec<BudgetMetrics<'_>> {
+    gateway
         .origins
         .iter()
         .filter_map(|o| o.budget.as_ref())
-        .collect();
-    if budgets.is_empty() {
-        return;
-    }
-    type Family = (&'static str, &'static str, &'static str);
-    let families: [Family; 7] = [
-        (
-            "edgeshed_budget_calls_total",
-            "counter",
-            "Lease calls to the fleet budget's object.",
-        ),
-        (
-            "edgeshed_budget_watches_total",
-            "counter",
-            "Watches opened at the fleet budget's object (calls it keeps until others need permits).",
-        ),
-        (
-            "edgeshed_budget_lease_failures_total",
-            "counter",
-            "Lease calls to the fleet budget's object that failed or timed out.",
-        ),
-        (
-            "edgeshed_budget_overloaded_total",
-            "counter",
-            "Calls to the fleet budget's object answered with an overloaded error (never retried).",
-        ),
-        (
-            "edgeshed_budget_fallbacks_total",
-            "counter",
-            "Requests decided by the budget's unavailable fallback (local limit, or shed): budgetUnavailable in the stats.",
-        ),
-        (
-            "edgeshed_budget_shed_total",
-            "counter",
-            "Requests refused because the fleet had no permit for them while they could wait (503, reason budget).",
-        ),
-        (
-            "edgeshed_budget_leased",
-            "gauge",
-            "Permits this isolate holds under its lease.",
-        ),
-    ];
-    for (index, (name, kind, help)) in families.iter().enumerate() {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        for budget in &budgets {
+        .map(|budget| {
             let counters = budget.counters.get();
-            let value = match index {
-                0 => counters.calls,
-                1 => counters.watches,
-                2 => counters.failures,
-                3 => counters.overloaded,
-                4 => counters.fallbacks,
-                5 => counters.shed,
-                _ => u64::from(budget.leased()),
-            };
-            let _ = writeln!(out, "{name}{{origin=\"{}\"}} {value}", budget.name);
-        }
-    }
+            BudgetMetrics {
+                origin: &budget.name,
+                calls: counters.calls,
+                watches: counters.watches,
+                failures: counters.failures,
+                overloaded: counters.overloaded,
+                fallbacks: counters.fallbacks,
+                shed: counters.shed,
+                leased: budget.leased(),
+            }
+        })
+        .collect()
 }

@@ -7,7 +7,7 @@ mod budget;
 use super::gateway::Gateway;
 use super::respond::{error_json, ResponseParts};
 use crate::config::Admin;
-use crate::metrics::{render_prometheus, render_stats_json};
+use crate::metrics::{render_prometheus, render_stats_json, Exposition, IsolateMetrics};
 use wasm_bindgen::JsValue;
 
 /// Compares in time independent of where the strings differ.
@@ -55,30 +55,22 @@ pub(crate) async fn respond(
                 .into_response()
         }
         "/__edgeshed/metrics" => {
-            let mut body = gateway.with_scopes(render_prometheus);
-            let reclaimed = gateway.reclaimed_tasks.get();
-            body.push_str(&format!(
-                "# HELP edgeshed_reclaimed_tasks_total Requests cancelled by the runtime whose permits were reclaimed.\n\
-                 # TYPE edgeshed_reclaimed_tasks_total counter\n\
-                 edgeshed_reclaimed_tasks_total {reclaimed}\n\
-                 # HELP edgeshed_live_tasks Requests of this isolate still running.\n\
-                 # TYPE edgeshed_live_tasks gauge\n\
-                 edgeshed_live_tasks {}\n\
-                 # HELP edgeshed_lost_tasks_total Requests failed because an exception unwound through their step.\n\
-                 # TYPE edgeshed_lost_tasks_total counter\n\
-                 edgeshed_lost_tasks_total {}\n\
-                 # HELP edgeshed_foreign_steps_total Task steps delivered in another request's turn, skipped.\n\
-                 # TYPE edgeshed_foreign_steps_total counter\n\
-                 edgeshed_foreign_steps_total {}\n\
-                 # HELP edgeshed_held_bodies Proxied bodies still holding their permits.\n\
-                 # TYPE edgeshed_held_bodies gauge\n\
-                 edgeshed_held_bodies {}\n",
-                edgeshed_wasm::task::live_tasks(),
-                edgeshed_wasm::task::lost_tasks(),
-                edgeshed_wasm::task::foreign_steps(),
-                crate::handler::proxy::held_bodies(),
-            ));
-            budget::render_metrics(gateway, &mut body);
+            let budgets = budget::metrics(gateway);
+            let isolate = IsolateMetrics {
+                reclaimed_tasks: gateway.reclaimed_tasks.get(),
+                live_tasks: edgeshed_wasm::task::live_tasks() as u64,
+                lost_tasks: edgeshed_wasm::task::lost_tasks(),
+                foreign_steps: edgeshed_wasm::task::foreign_steps(),
+                held_bodies: crate::handler::proxy::held_bodies() as u64,
+            };
+            let body = gateway.with_scopes(|scopes, routes| {
+                render_prometheus(&Exposition {
+                    scopes,
+                    routes,
+                    budgets: &budgets,
+                    isolate,
+                })
+            });
             ResponseParts::text(200, "text/plain; version=0.0.4; charset=utf-8", body)
                 .header("cache-control", "no-store")
                 .into_response()

@@ -16,3 +16,11 @@ pub(crate) use acquire::Acquiring;
 pub(crate) use build::runtimes;
 pub(crate) use limit::{AbortOnDrop, CallLimit};
 pub(crate) use runtime::{Call, CallError, OriginRuntime, Outgoing};
+
+impl OriginRuntime {
+    /// The keys this origin's limiter refused most often (its stats and
+    /// metrics); kept out of `runtime.rs`, whose one subject is the call.
+    pub(crate) fn top_refused_keys(&self) -> Vec<edgeshed::admission::RefusedKey> {
+        self.admission.top_refused_keys()
+    }
+}

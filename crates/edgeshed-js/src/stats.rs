@@ -1,0 +1,218 @@
+//! `limiter.stats()`: the object's layout in one table ([`LAYOUT`]). Rust
+//! writes the numbers in the table's order; glue.js's `statsObject` puts
+//! each where the same table says, from the paths handed to it once per
+//! instance (`statsLayout`). So no field is found by an offset written in two
+//! files, and a field added here appears in the object (its TypeScript
+//! declaration is checked against the table by the test below).
+
+use crate::host::{stats_layout, stats_object};
+use edgeshed::admission::{CriticalityStats, RefusedKey, Stats};
+use edgeshed::Key;
+use wasm_bindgen::JsValue;
+
+/// What the numbers of one `stats()` are read from.
+pub(crate) struct Sources<'a> {
+    /// The core's counters.
+    pub(crate) stats: &'a Stats,
+    /// Deadlines passed, queued (the core's) and running (the JS face's).
+    pub(crate) expired: u64,
+    /// Calls whose caller was rejected while their work ran.
+    pub(crate) abandoned: u64,
+    /// Slots held by `fetch` bodies now.
+    pub(crate) held_bodies: f64,
+    /// `fetch` bodies cut after `bodyTimeoutMs`.
+    pub(crate) body_timeouts: f64,
+    /// The keys refused most often, most first.
+    pub(crate) top_refused: &'a [RefusedKey],
+}
+
+/// A number of the stats object.
+type Number = fn(&Sources<'_>) -> f64;
+/// A number of each criticality's object.
+type PerCriticality = fn(&CriticalityStats) -> f64;
+
+/// One entry of the stats object, in the object's order.
+enum Entry {
+    /// A number.
+    Number(&'static str, Number),
+    /// One object per criticality (by name, in `Criticality::ALL` order),
+    /// each with these numbers.
+    ByCriticality(&'static str, &'static [(&'static str, PerCriticality)]),
+    /// `[{ key, refused, overcount }]`: the keys refused most often, `key`
+    /// their first bytes ([`Key::shown`]) or `null` for the calls without one.
+    RefusedKeys(&'static str),
+}
+
+/// The stats object, field by field.
+const LAYOUT: &[Entry] = &[
+    Entry::Number("inFlight", |s| s.stats.in_flight as f64),
+    Entry::Number("queued", |s| s.stats.queued as f64),
+    Entry::Number("admitted", |s| s.stats.admitted as f64),
+    Entry::Number("shed", |s| s.stats.shed as f64),
+    Entry::Number("queueTimeouts", |s| s.stats.queue_timeouts as f64),
+    Entry::Number("expired", |s| s.expired as f64),
+    Entry::Number("abandoned", |s| s.abandoned as f64),
+    Entry::Number("heldBodies", |s| s.held_bodies),
+    Entry::Number("bodyTimeouts", |s| s.body_timeouts),
+    Entry::Number("limit", |s| s.stats.limit as f64),
+    Entry::ByCriticality(
+        "byCriticality",
+        &[
+            ("admitted", |c| c.admitted as f64),
+            ("shed", |c| c.shed as f64),
+            ("displaced", |c| c.displaced as f64),
+            ("inFlight", |c| c.in_flight as f64),
+            ("queued", |c| c.queued as f64),
+        ],
+    ),
+    Entry::Number("fairShareRefused", |s| s.stats.fair_share_refused as f64),
+    Entry::Number("rateLimited", |s| s.stats.rate_limited as f64),
+    Entry::Number("rateOverflow", |s| s.stats.rate_overflow as f64),
+    Entry::RefusedKeys("topRefusedKeys"),
+];
+
+/// The table as `statsLayout` reads it: one path per number, separated by
+/// spaces (`byCriticality.critical.admitted`); a list of refused keys is its
+/// name and `[]`.
+fn layout_text() -> String {
+    // Pushed piece by piece: `format!` here cost 0.8 KiB of the package's
+    // gzipped wasm (measured with scripts/build-pkg.sh).
+    fn path(text: &mut String, parts: &[&str]) {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        for (at, part) in parts.iter().enumerate() {
+            if at > 0 {
+                text.push('.');
+            }
+            text.push_str(part);
+        }
+    }
+    let mut text = String::new();
+    for entry in LAYOUT {
+        match entry {
+            Entry::Number(name, _) => path(&mut text, &[name]),
+            Entry::ByCriticality(name, fields) => {
+                for criticality in edgeshed::admission::Criticality::ALL {
+                    for (field, _) in *fields {
+                        path(&mut text, &[name, criticality.as_str(), field]);
+                    }
+                }
+            }
+            Entry::RefusedKeys(name) => {
+                path(&mut text, &[name]);
+                text.push_str("[]");
+            }
+        }
+    }
+    text
+}
+
+/// The numbers of `sources` in the table's order; a list of refused keys is
+/// its length, then each key's `refused` and `overcount`.
+fn values(sources: &Sources<'_>) -> Vec<f64> {
+    let mut values = Vec::with_capacity(64);
+    for entry in LAYOUT {
+        match entry {
+            Entry::Number(_, read) => values.push(read(sources)),
+            Entry::ByCriticality(_, fields) => {
+                for criticality in edgeshed::admission::Criticality::ALL {
+                    let class = sources.stats.by_criticality.get(criticality);
+                    values.extend(fields.iter().map(|(_, read)| read(class)));
+                }
+            }
+            Entry::RefusedKeys(_) => {
+                values.push(sources.top_refused.len() as f64);
+                for refused in sources.top_refused {
+                    values.extend([refused.refused as f64, refused.overcount as f64]);
+                }
+            }
+        }
+    }
+    values
+}
+
+thread_local! {
+    /// The table's paths, parsed once by glue.js.
+    static LAYOUT_JS: JsValue = stats_layout(&layout_text());
+}
+
+/// The `stats()` object of `sources`: one crossing for the numbers, one
+/// string per refused key.
+pub(crate) fn stats_js(sources: &Sources<'_>) -> JsValue {
+    let keys = js_sys::Array::new();
+    for refused in sources.top_refused {
+        keys.push(&refused.key.as_ref().map_or(JsValue::NULL, shown));
+    }
+    let values = values(sources);
+    LAYOUT_JS.with(|layout| stats_object(layout, &values, &keys))
+}
+
+/// A key as stats show it: its first bytes, never the whole value.
+fn shown(key: &Key) -> JsValue {
+    JsValue::from_str(key.shown())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_number_of_the_table_has_a_value_in_order() {
+        let stats = Stats::default();
+        let sources = Sources {
+            stats: &stats,
+            expired: 5,
+            abandoned: 6,
+            held_bodies: 7.0,
+            body_timeouts: 8.0,
+            top_refused: &[RefusedKey {
+                key: None,
+                refused: 3,
+                overcount: 1,
+            }],
+        };
+        let paths: Vec<String> = layout_text().split(' ').map(str::to_string).collect();
+        let values = values(&sources);
+        // One value per number, plus the list's length and its one key's two.
+        assert_eq!(values.len(), paths.len() - 1 + 1 + 2);
+        let at = |path: &str| paths.iter().position(|p| p == path).unwrap_or(usize::MAX);
+        assert_eq!(values.get(at("expired")), Some(&5.0));
+        assert_eq!(values.get(at("bodyTimeouts")), Some(&8.0));
+        assert_eq!(paths.last().map(String::as_str), Some("topRefusedKeys[]"));
+        assert_eq!(
+            values.get(at("topRefusedKeys[]")..),
+            Some(&[1.0, 3.0, 1.0][..])
+        );
+        assert!(paths.contains(&"byCriticality.sheddable.queued".to_string()));
+    }
+
+    #[test]
+    fn the_typescript_declarations_name_every_field_of_the_table() {
+        let types = include_str!("typescript.rs");
+        let declared = |interface: &str, field: &str| {
+            let body = types
+                .split(&format!("export interface {interface} {{"))
+                .nth(1)
+                .and_then(|rest| rest.split("\n}").next())
+                .unwrap_or_default();
+            body.contains(&format!("  {field}: "))
+        };
+        for entry in LAYOUT {
+            let (name, fields) = match entry {
+                Entry::Number(name, _) | Entry::RefusedKeys(name) => (*name, &[][..]),
+                Entry::ByCriticality(name, fields) => (*name, *fields),
+            };
+            assert!(declared("LimiterStats", name), "LimiterStats.{name}");
+            for (field, _) in fields {
+                assert!(
+                    declared("CriticalityStats", field),
+                    "CriticalityStats.{field}"
+                );
+            }
+        }
+        for field in ["key", "refused", "overcount"] {
+            assert!(declared("RefusedKey", field), "RefusedKey.{field}");
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! `/__edgeshed/stats`: each scope's limit, counters, counts per criticality
+//! and the keys it refused most often; each rate-limited route's counters.
+
+use super::{RouteMetrics, ScopeMetrics};
+use crate::failure::json_string;
+use edgeshed::admission::{Criticality, CriticalityStats, RefusedKey, Stats};
+
+/// `{"global": {...}, "origins": {"<name>": {...}}, "routes": {"<route>":
+/// {...}}}` for `/__edgeshed/stats`: each scope's limit, counters, counts per
+/// criticality and top refused keys (a key by its first 16 bytes, `null` for
+/// the requests without one); each rate-limited route's `rateLimited` and
+/// `rateOverflow`.
+pub fn render_stats_json(scopes: &[ScopeMetrics<'_>], routes: &[RouteMetrics<'_>]) -> String {
+    let mut global = String::from("null");
+    let mut origins = Vec::new();
+    for scope in scopes {
+        let mut stats = stats_json(&scope.stats, &scope.top_refused);
+        match scope.scope.strip_prefix("origin:") {
+            Some(name) => {
+                if let Some(budget) = scope.budget {
+                    stats.pop();
+                    stats.push_str(&format!(
+                        ",\"leased\":{},\"budgetShed\":{},\"budgetUnavailable\":{}}}",
+                        budget.leased, budget.shed, budget.unavailable
+                    ));
+                }
+                origins.push(format!("\"{name}\":{stats}"));
+            }
+            None => global = stats,
+        }
+    }
+    format!(
+        "{{\"global\":{global},\"origins\":{{{}}},\"routes\":{}}}",
+        origins.join(","),
+        routes_json(routes)
+    )
+}
+
+fn stats_json(stats: &Stats, top_refused: &[RefusedKey]) -> String {
+    format!(
+        "{{\"inFlight\":{},\"queued\":{},\"admitted\":{},\"shed\":{},\"queueTimeouts\":{},\"limit\":{}{},\"topRefusedKeys\":{}}}",
+        stats.in_flight,
+        stats.queued,
+        stats.admitted,
+        stats.shed,
+        stats.queue_timeouts,
+        stats.limit,
+        scope_fields(stats),
+        top_refused_json(top_refused)
+    )
+}
+
+/// `,"displaced":…,"fairShareRefused":…,"byCriticality":{…}`: what
+/// criticality and fairness add to a scope.
+fn scope_fields(stats: &Stats) -> String {
+    let classes: Vec<String> = Criticality::ALL
+        .iter()
+        .map(|&criticality| {
+            let CriticalityStats {
+                admitted,
+                shed,
+                queue_timeouts,
+                displaced,
+                in_flight,
+                queued,
+                ..
+            } = *stats.by_criticality.get(criticality);
+            format!(
+                "\"{criticality}\":{{\"admitted\":{admitted},\"shed\":{shed},\"queueTimeouts\":{queue_timeouts},\"displaced\":{displaced},\"inFlight\":{in_flight},\"queued\":{queued}}}"
+            )
+        })
+        .collect();
+    format!(
+        ",\"displaced\":{},\"fairShareRefused\":{},\"byCriticality\":{{{}}}",
+        stats.displaced,
+        stats.fair_share_refused,
+        classes.join(",")
+    )
+}
+
+/// `[{"key": "<first bytes>" | null, "refused": n, "overcount": m}, ...]`.
+fn top_refused_json(top: &[RefusedKey]) -> String {
+    let entries: Vec<String> = top
+        .iter()
+        .map(|refused| {
+            let key = refused
+                .key
+                .as_ref()
+                .map_or_else(|| "null".to_string(), |key| json_string(key.shown()));
+            format!(
+                "{{\"key\":{key},\"refused\":{},\"overcount\":{}}}",
+                refused.refused, refused.overcount
+            )
+        })
+        .collect();
+    format!("[{}]", entries.join(","))
+}
+
+/// `{"<route>": {"rateLimited": n, "rateOverflow": m}, ...}`.
+fn routes_json(routes: &[RouteMetrics<'_>]) -> String {
+    let entries: Vec<String> = routes
+        .iter()
+        .map(|route| {
+            format!(
+                "{}:{{\"rateLimited\":{},\"rateOverflow\":{}}}",
+                json_string(route.route),
+                route.rate_limited,
+                route.rate_overflow
+            )
+        })
+        .collect();
+    format!("{{{}}}", entries.join(","))
+}
