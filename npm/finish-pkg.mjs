@@ -87,7 +87,17 @@ console.log(`  edgeshed.js glue  raw ${kib(glue.length)}  gzip ${kib(gzipSync(gl
 // every Admission and so in the wasm: +9.5 KiB gzip, measured by function
 // sizes of the release wasm (ranked queue +6.3 KB raw, two hash tables
 // +4.2 KB, windowed rules +2.9 KB, GCRA +1.6 KB, options +2.3 KB). The new
-// goal keeps about 3 KiB for the JS bindings of those features and no more.
-const goalKiB = 52;
+// goal kept about 3 KiB for the JS bindings of those features and no more:
+// 52. Wave 4 (per-key fair queueing, the keyless key, the keyed 128-bit key
+// hash, top refused keys, reserve lending, codel's standing state, the rate
+// table's overflow and recovery heap, fairWeight and the stats table) took
+// 51.0 -> 56.4 KiB gzip at 2026-12-03, measured by function sizes of the
+// release wasm against f5adbac (+12.3 KB of code before wasm-opt: the
+// semaphore's flows, lending and codel +4.4 KB, keys and their hash +1.8 KB,
+// top refused keys +1.2 KB, the rate table's heap +1.0 KB, the JS stats
+// and options +1.6 KB; a OnceLock for the key secret was replaced by two
+// atomics, -0.3 KiB gzip). Issue #32 keeps the goal of 52 KiB open; this
+// bound holds the line until then.
+const goalKiB = 57;
 const gz = gzipSync(wasm, { level: 9 }).length;
 console.log(`  size goal: wasm gzip <= ${goalKiB} KiB: ${gz <= goalKiB * 1024 ? "met" : "MISSED"} (${kib(gz)})`);

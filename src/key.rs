@@ -10,14 +10,23 @@
 
 use core::fmt;
 use core::hash::{Hash, Hasher};
+// Not `crate::sync`: loom models the semaphore, not this set-once secret.
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use siphasher::sip128::{Hasher128, SipHasher13};
-use std::sync::OnceLock;
 
 /// How many of a value's first bytes a key keeps to be shown in stats.
 const SHOWN_BYTES: usize = Key::SHOWN_BYTES;
 
-/// The secret every key of this process (this wasm instance) is hashed with.
-static SECRET: OnceLock<[u64; 2]> = OnceLock::new();
+/// The secret every key of this process (this wasm instance) is hashed
+/// with, and whether it is set (`UNSET`, `SETTING`, `SET`). Two words and a
+/// flag rather than a `OnceLock`, whose `Once` machinery (with the
+/// standard library's `RandomState` behind it) cost the npm package's wasm
+/// about 1.2 KB (measured by function sizes, `BENCHMARKS.md` "Sizes").
+static SECRET: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static SECRET_STATE: AtomicUsize = AtomicUsize::new(UNSET);
+const UNSET: usize = 0;
+const SETTING: usize = 1;
+const SET: usize = 2;
 
 /// Who a call is for — a tenant, an API key, a client address — for the
 /// per-key fair queueing of an [`Admission`](crate::admission::Admission)
@@ -58,7 +67,7 @@ impl Key {
 
     /// The key of `value` (any bytes).
     pub fn from_bytes(value: &[u8]) -> Self {
-        let [k0, k1] = *secret();
+        let [k0, k1] = secret();
         let mut hasher = SipHasher13::new_with_keys(k0, k1);
         hasher.write(value);
         let digest = hasher.finish128();
@@ -122,24 +131,58 @@ impl Key {
                 .and_then(|b| <[u8; 8]>::try_from(b).ok());
             bytes.map_or(0, u64::from_le_bytes)
         };
-        SECRET.set([word(0), word(8)]).is_ok()
+        install([word(0), word(8)])
     }
 
     /// Whether a secret is in use yet (see [`set_secret`](Key::set_secret)).
     pub fn has_secret() -> bool {
-        SECRET.get().is_some()
+        SECRET_STATE.load(Ordering::Acquire) == SET
     }
 }
 
+/// Installs `secret` if none is in use; whether it did.
+fn install(secret: [u64; 2]) -> bool {
+    let claimed =
+        SECRET_STATE.compare_exchange(UNSET, SETTING, Ordering::AcqRel, Ordering::Acquire);
+    if claimed.is_err() {
+        return false;
+    }
+    for (word, value) in SECRET.iter().zip(secret) {
+        word.store(value, Ordering::Relaxed);
+    }
+    SECRET_STATE.store(SET, Ordering::Release);
+    true
+}
+
 /// The process's secret, made on first use (see [`Key::set_secret`]).
-fn secret() -> &'static [u64; 2] {
-    SECRET.get_or_init(|| {
-        use std::hash::BuildHasher;
-        // Two outputs of one randomly keyed SipHash: 128 bits that nobody
-        // outside the process can predict (on targets with randomness).
-        let state = std::collections::hash_map::RandomState::new();
-        [state.hash_one(0x5eed_u64), state.hash_one(0xc0ffee_u64)]
-    })
+fn secret() -> [u64; 2] {
+    while SECRET_STATE.load(Ordering::Acquire) != SET {
+        // Another thread may be installing one: one of us wins, both read it.
+        install(default_secret());
+    }
+    [
+        SECRET[0].load(Ordering::Relaxed),
+        SECRET[1].load(Ordering::Relaxed),
+    ]
+}
+
+/// The secret of a process that set none: two outputs of one randomly keyed
+/// SipHash, 128 bits that nobody outside the process can predict.
+#[cfg(not(target_arch = "wasm32"))]
+fn default_secret() -> [u64; 2] {
+    use std::hash::BuildHasher;
+    let state = std::collections::hash_map::RandomState::new();
+    [state.hash_one(0x5eed_u64), state.hash_one(0xc0ffee_u64)]
+}
+
+/// `wasm32-unknown-unknown` has no randomness of its own: an embedding sets
+/// the secret first ([`Key::set_secret`]; edgeshed's npm package and
+/// gateway do, from WebCrypto). Without it, keys fall back to this fixed
+/// secret — still whole-value and fixed-size, but then a client that knows
+/// the secret could make two values collide.
+#[cfg(target_arch = "wasm32")]
+fn default_secret() -> [u64; 2] {
+    [0x6564_6765_7368_6564, 0x6b65_7973_6563_7265]
 }
 
 impl PartialEq for Key {
