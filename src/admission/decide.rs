@@ -1,10 +1,15 @@
 //! The synchronous first step of admission: admit, refuse, or queue.
 
-use super::{Admission, AdmitError, Call, Decision, Policy, QueueDiscipline, Queued};
+use super::{
+    Admission, AdmitError, Call, Criticality, Decision, Policy, QueueDiscipline, QueueWait, Queued,
+};
 use crate::error::Overloaded;
 use crate::semaphore::{Ask, TryAcquireError};
+use crate::sync::lock;
 use crate::sync::{Arc, Ordering};
 use crate::time::{Clock, Instant};
+use crate::Key;
+use core::time::Duration;
 
 impl<C: Clock> Admission<C> {
     /// The first step of admission, run synchronously: admitted, rejected, or
@@ -61,6 +66,11 @@ impl<C: Clock> Admission<C> {
                 return Decision::Rejected(AdmitError::Overloaded(Overloaded::new()));
             }
         };
+        if shared.queue_wait == QueueWait::Auto && self.waits_too_long(rank, key.as_ref(), now()) {
+            counters.queue_timeouts.add(rank);
+            shared.refused(key.as_ref());
+            return Decision::Rejected(AdmitError::Overloaded(Overloaded::queue_timeout()));
+        }
         let at = (codel || timeout.is_some()).then(&mut now);
         let timer = match (timeout, at) {
             (Some(timeout), Some(at)) => {
@@ -86,6 +96,23 @@ impl<C: Clock> Admission<C> {
             at: codel.then_some(at).flatten(),
         };
         Decision::Queued(Queued::new(Arc::clone(shared), ask, timer))
+    }
+
+    /// [`QueueWait::Auto`]'s test for a call of `rank` and `key` that must
+    /// wait, at `now` (see `wait_model.rs`).
+    fn waits_too_long(&self, rank: Criticality, key: Option<&Key>, now: Instant) -> bool {
+        let shared = &self.shared;
+        let position = shared.semaphore.queue_position(rank, key);
+        // Calls done: admitted (picked up) minus those still holding a permit.
+        let holding = position.in_use.saturating_sub(position.handed) as u64;
+        let completed = shared.counters.admitted.total().saturating_sub(holding);
+        let target = match shared.discipline {
+            QueueDiscipline::Codel { target } => target,
+            _ => Duration::ZERO,
+        };
+        let mut model = lock(&shared.wait_model);
+        model.observe(now, completed, position.limit);
+        model.too_long(position.ahead, position.in_use, target)
     }
 
     /// Whether [`decide`](Self::decide) of a default call without a deadline

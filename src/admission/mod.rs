@@ -82,6 +82,7 @@ mod policy;
 mod queued;
 mod stats;
 mod top_keys;
+mod wait_model;
 
 #[cfg(feature = "http")]
 pub use crate::call::FromExtensions;
@@ -90,7 +91,7 @@ pub use crate::criticality::{Criticality, Reserve, UnknownCriticality};
 pub use crate::per_criticality::PerCriticality;
 pub use admit::Admit;
 pub use admit_error::AdmitError;
-pub use options::{Options, QueueDiscipline};
+pub use options::{Options, QueueDiscipline, QueueWait};
 pub use policy::Policy;
 pub use stats::{ByCriticality, CriticalityStats, Stats};
 pub use top_keys::RefusedKey;
@@ -122,6 +123,9 @@ pub(crate) struct Shared {
     semaphore: Semaphore,
     policy: Policy,
     discipline: QueueDiscipline,
+    queue_wait: QueueWait,
+    /// The completion rate [`QueueWait::Auto`] measures.
+    wait_model: crate::sync::Mutex<wait_model::WaitModel>,
     counters: Counters,
     top_refused: top_keys::TopRefused,
     /// Set once a keyed call was seen: from then on refusals of calls
@@ -195,7 +199,8 @@ impl<C: RealClock> Admission<C> {
     ) -> Result<Self, InvalidConfig> {
         let policy = policy.validate(max_in_flight)?;
         let options = options.validate(policy)?;
-        let mut admission = Self::from_parts(max_in_flight, policy, options.discipline, clock);
+        let queueing = (options.discipline, options.queue_wait);
+        let mut admission = Self::from_parts(max_in_flight, policy, queueing, clock);
         if let (QueueDiscipline::Codel { target }, Policy::Queue { timeout, .. }) =
             (options.discipline, policy)
         {
@@ -239,13 +244,14 @@ impl<C: Clock> Admission<C> {
 
     /// [`build`](Self::build) for a limit and policy validated before.
     pub(crate) fn from_valid(max_in_flight: usize, policy: Policy, clock: C) -> Self {
-        Self::from_parts(max_in_flight, policy, QueueDiscipline::Fifo, clock)
+        let queueing = (QueueDiscipline::Fifo, QueueWait::Timeout);
+        Self::from_parts(max_in_flight, policy, queueing, clock)
     }
 
     fn from_parts(
         max_in_flight: usize,
         policy: Policy,
-        discipline: QueueDiscipline,
+        (discipline, queue_wait): (QueueDiscipline, QueueWait),
         clock: C,
     ) -> Self {
         Self {
@@ -253,6 +259,8 @@ impl<C: Clock> Admission<C> {
                 semaphore: Semaphore::new(max_in_flight),
                 policy,
                 discipline,
+                queue_wait,
+                wait_model: crate::sync::Mutex::default(),
                 counters: Counters::default(),
                 top_refused: top_keys::TopRefused::default(),
                 keyed_seen: crate::sync::AtomicUsize::new(0),

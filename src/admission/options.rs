@@ -55,6 +55,26 @@ impl QueueDiscipline {
     }
 }
 
+/// How long a call may wait in the queue: up to the queue timeout, or (with
+/// `Auto`) only while its expected wait is within one service time.
+///
+/// `#[non_exhaustive]`: a `match` needs a `_` arm.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum QueueWait {
+    /// Every waiter may wait the queue timeout (codel's target while a
+    /// codel queue stands).
+    #[default]
+    Timeout,
+    /// A call whose expected wait (its place in the queue over the measured
+    /// completion rate) is longer than the larger of codel's target and one
+    /// measured service time is refused at arrival (503 `queue_timeout`):
+    /// a burst's excess is answered at once, and admitted calls stay near
+    /// the unloaded latency. See `src/admission/wait_model.rs` for the rule
+    /// and its evidence. Needs a bounded queue.
+    Auto,
+}
+
 /// The options of an [`Admission`](super::Admission) beyond its limit and
 /// policy; [`Options::new`] has none of them.
 ///
@@ -80,6 +100,7 @@ pub struct Options {
     pub(super) reserve: Option<Reserve>,
     pub(super) discipline: QueueDiscipline,
     pub(super) rate: Option<Rate>,
+    pub(super) queue_wait: QueueWait,
 }
 
 impl Options {
@@ -101,6 +122,11 @@ impl Options {
         Self { discipline, ..self }
     }
 
+    /// Sets how long a call may wait (see [`QueueWait`]).
+    pub fn queue_wait(self, queue_wait: QueueWait) -> Self {
+        Self { queue_wait, ..self }
+    }
+
     /// Limits each key's rate (calls without a key share one allowance);
     /// checked before the concurrency limit.
     pub fn rate(self, rate: Rate) -> Self {
@@ -113,6 +139,11 @@ impl Options {
     /// Refuses a codel discipline without a bounded queue, or with a target
     /// that is zero or not shorter than the queue timeout.
     pub(super) fn validate(self, policy: Policy) -> Result<Self, InvalidConfig> {
+        if self.queue_wait == QueueWait::Auto
+            && !matches!(policy, Policy::Queue { max_queue, .. } if max_queue > 0)
+        {
+            return Err(InvalidConfig::new(Parameter::MaxQueueWait));
+        }
         if let QueueDiscipline::Codel { target } = self.discipline {
             let Policy::Queue { max_queue, timeout } = policy else {
                 return Err(InvalidConfig::new(Parameter::QueueDiscipline));
@@ -132,6 +163,11 @@ impl<C: Clock> Admission<C> {
     /// How the queue orders its waiters.
     pub fn discipline(&self) -> QueueDiscipline {
         self.shared.discipline
+    }
+
+    /// How long a call may wait in the queue.
+    pub fn queue_wait(&self) -> QueueWait {
+        self.shared.queue_wait
     }
 
     /// The part of the limit kept for higher criticalities.

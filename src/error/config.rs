@@ -29,6 +29,8 @@ pub enum Parameter {
     MaxKeys,
     /// The longest a rate-limited call may wait for its turn.
     MaxWait,
+    /// The queue wait rule: `QueueWait::Auto` needs a bounded queue.
+    MaxQueueWait,
 }
 
 impl Parameter {
@@ -45,6 +47,7 @@ impl Parameter {
             Self::Burst => "burst",
             Self::MaxKeys => "max_keys",
             Self::MaxWait => "max_wait",
+            Self::MaxQueueWait => "queue_wait",
         }
     }
 }
@@ -105,6 +108,9 @@ impl fmt::Display for InvalidConfig {
             Parameter::Burst => f.write_str("burst must be at least 1"),
             Parameter::MaxKeys => f.write_str("max_keys must be at least 1"),
             Parameter::MaxWait => f.write_str("max_wait must be longer than zero"),
+            Parameter::MaxQueueWait => f.write_str(
+                "queue_wait auto needs a bounded queue (Policy::Queue with max_queue > 0)",
+            ),
         }
     }
 }

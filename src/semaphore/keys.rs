@@ -115,6 +115,14 @@ impl KeyTable {
         Some(slot)
     }
 
+    /// The slot of `key` (the keyless key's for `None`), if it is known.
+    pub(crate) fn find(&self, key: Option<&Key>) -> Option<KeySlot> {
+        match key {
+            None => Some(KeySlot::KEYLESS),
+            Some(key) => self.index.get(key).copied(),
+        }
+    }
+
     /// Keys holding or waiting for a permit, the keyless key among them if
     /// it holds `keyless_holding > 0` permits or has a waiter.
     pub(crate) fn active(&self, keyless_holding: usize) -> usize {

@@ -13,6 +13,19 @@ use crate::time::Instant;
 use crate::Key;
 use core::time::Duration;
 
+/// What [`Semaphore::queue_position`] found.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QueuePosition {
+    /// Waiters served before the call, about.
+    pub(crate) ahead: usize,
+    /// Permits out (handed-over ones included).
+    pub(crate) in_use: usize,
+    /// Permits handed to waiters not picked up yet.
+    pub(crate) handed: usize,
+    /// The limit.
+    pub(crate) limit: usize,
+}
+
 impl Semaphore {
     /// Takes a permit for a call of `rank` if one is free beyond what `rank`
     /// must leave for more critical calls.
@@ -91,6 +104,34 @@ impl Semaphore {
         }
         drop(queue);
         Some(self.permit(rank, slot))
+    }
+
+    /// Where a call of `rank` and `key` would stand if it queued now: about
+    /// how many waiters fair queueing serves before it (the higher ranks',
+    /// and of its own rank its own key's waiters times the keys waiting
+    /// there, at most all of them), with the permits out and the limit.
+    pub(crate) fn queue_position(&self, rank: Criticality, key: Option<&Key>) -> QueuePosition {
+        let inner = self.inner();
+        let queue = lock(&inner.queue);
+        let waiters = &queue.waiters;
+        let higher: usize = Criticality::ALL
+            .into_iter()
+            .take_while(|&higher| higher > rank)
+            .map(|higher| waiters.len_of(higher))
+            .sum();
+        let own = queue
+            .keys
+            .find(key)
+            .map_or(0, |slot| waiters.flow_len(slot, rank));
+        let flows = waiters.flows(rank).len().max(1);
+        let same = waiters.len_of(rank).min(own.saturating_mul(flows));
+        let handed: usize = Criticality::ALL.into_iter().map(|r| queue.handed[r]).sum();
+        QueuePosition {
+            ahead: higher + same,
+            in_use: (queue.limit + queue.debt).saturating_sub(inner.available()),
+            handed,
+            limit: queue.limit,
+        }
     }
 
     /// Waits for a permit as `ask` says.
