@@ -21,7 +21,7 @@
 //! use edgeshed::error::Overloaded;
 //! use edgeshed::limit::ClassifiedLimitLayer;
 //! use edgeshed::time::ManualClock;
-//! use std::time::Duration;
+//! use futures::FutureExt;
 //! use tower::{Service, ServiceExt};
 //! use tower_layer::Layer;
 //!
@@ -30,7 +30,7 @@
 //!
 //! # futures::executor::block_on(async {
 //! let options = Options::new().reserve(Reserve::default());
-//! let admission = Admission::with_options(2, Policy::Shed, options, ManualClock::new()).unwrap();
+//! let admission = Admission::with_options(3, Policy::Shed, options, ManualClock::new()).unwrap();
 //! let origin = tower::service_fn(|_: Request| std::future::pending::<Result<(), std::convert::Infallible>>());
 //! let svc = ClassifiedLimitLayer::new(admission.clone())
 //!     .read_call_with(|request: &Request| {
@@ -38,16 +38,26 @@
 //!     })
 //!     .layer(origin);
 //!
-//! // Limit 2: a sheddable call may hold 1 slot, the other stays for critical calls.
-//! let mut batch = svc.clone().oneshot(Request { checkout: false });
-//! assert!(futures::poll!(&mut batch).is_pending()); // admitted, running
-//! let shed = svc.clone().oneshot(Request { checkout: false }).await.unwrap_err();
-//! assert_eq!(shed.downcast_ref::<Overloaded>().map(|o| o.reason()), Some("limit"));
+//! // Limit 3, a checkout in flight: sheddable calls may hold 2 slots in all,
+//! // the last one stays free for critical calls.
 //! let mut checkout = svc.clone().oneshot(Request { checkout: true });
-//! assert!(futures::poll!(&mut checkout).is_pending()); // admitted too
-//! assert_eq!(admission.stats().by_criticality.critical.in_flight, 1);
+//! assert!(futures::poll!(&mut checkout).is_pending()); // admitted, running
+//! let mut batch = svc.clone().oneshot(Request { checkout: false });
+//! assert!(futures::poll!(&mut batch).is_pending()); // admitted too
+//! // Refused at once (`now_or_never`: a refusal never waits under `Policy::Shed`).
+//! let shed = svc.clone().oneshot(Request { checkout: false }).now_or_never();
+//! let shed = shed.expect("refused at once").unwrap_err();
+//! assert_eq!(shed.downcast_ref::<Overloaded>().map(|o| o.reason()), Some("limit"));
+//! let mut second_checkout = svc.clone().oneshot(Request { checkout: true });
+//! assert!(futures::poll!(&mut second_checkout).is_pending()); // the kept slot
+//! assert_eq!(admission.stats().by_criticality.critical.in_flight, 2);
 //! # });
 //! ```
+//!
+//! A reserve is kept only while it may be needed: after a spell with no
+//! call more critical than a rank in sight, it is lent to that rank, so a
+//! limit whose calls are all sheddable admits its whole limit (see
+//! [`Reserve`](crate::admission::Reserve)).
 //!
 //! With adaptive limits, drive the admission's semaphore with a
 //! [`Controller`](crate::limit::adaptive::Controller) and sample the inner
