@@ -37,7 +37,7 @@ pub(crate) struct Limit {
 
 impl Limit {
     /// `admission`'s current limit and queue, for `call`.
-    pub(crate) fn of(admission: &Admission<JsClock>, call: &Call) -> Self {
+    pub(crate) fn of(admission: &Admission<JsClock>, call: &CallContext) -> Self {
         let (max_queue, queue_timeout_ms) = match admission.policy() {
             Policy::Queue { max_queue, timeout } => (max_queue, millis(timeout)),
             _ => (0, 0),
@@ -71,9 +71,10 @@ fn retry_after_ms(limited: &RateLimited) -> f64 {
         .map_or(-1.0, |after| millis(after).into())
 }
 
-/// A `run` or a `fetch` call, as its errors describe it.
+/// What the errors of a `run` or a `fetch` call say about it: its deadline,
+/// criticality and reserve.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Call {
+pub(crate) struct CallContext {
     /// Its `deadlineMs`, if any.
     pub(crate) deadline: Option<Duration>,
     /// Its criticality.
@@ -82,7 +83,7 @@ pub(crate) struct Call {
     pub(crate) reserve: Reserve,
 }
 
-impl Call {
+impl CallContext {
     /// A promise rejected with the error for a call refused at once; its
     /// stack is captured now, in the caller's call.
     pub(crate) fn rejection(self, error: AdmitError, limit: Limit) -> js_sys::Promise {
@@ -119,7 +120,7 @@ impl Call {
 /// A call that may be refused later, and where it was made.
 pub(crate) struct Caller {
     site: JsValue,
-    call: Call,
+    call: CallContext,
     /// The limit it waits for, once queued.
     limit: Option<Limit>,
 }

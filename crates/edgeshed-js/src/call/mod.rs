@@ -17,10 +17,10 @@ pub(crate) use fetch::fetch;
 pub(crate) use run::run;
 
 use crate::counters::CallCounters;
-use crate::errors::{Call, Caller, Limit};
+use crate::errors::{CallContext, Caller, Limit};
 use crate::options::CallOptions;
 use core::task::Poll;
-use edgeshed::admission::{Admission, Admit, AdmitError, Call as AdmissionCall};
+use edgeshed::admission::{Admission, Admit, AdmitError, Call};
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::abort::{abort_reason, Aborted};
@@ -46,7 +46,7 @@ enum Admitting {
 impl Admitting {
     /// Where `call` was made, kept for an error it may still get: it waits
     /// for a slot (behind `admission`'s limit) or has a deadline.
-    fn caller(&self, call: Call, admission: &Admission<JsClock>) -> Caller {
+    fn caller(&self, call: CallContext, admission: &Admission<JsClock>) -> Caller {
         let queued_behind =
             matches!(self, Admitting::Waiting(_)).then(|| Limit::of(admission, &call));
         call.here(queued_behind)
@@ -63,7 +63,7 @@ enum Refusal {
 impl Refusal {
     /// A promise rejected with the refusal's error (which names the limit
     /// that refused `call`, its stack starting at the caller's call).
-    fn into_rejection(self, call: Call, admission: &Admission<JsClock>) -> js_sys::Promise {
+    fn into_rejection(self, call: CallContext, admission: &Admission<JsClock>) -> js_sys::Promise {
         match self {
             Refusal::Refused(error) => call.rejection(error, Limit::of(admission, &call)),
             Refusal::Aborted(reason) => js_sys::Promise::reject(&reason),
@@ -72,15 +72,15 @@ impl Refusal {
 }
 
 /// Starts a call's admission, for `run` and `fetch` alike: what a refusal's
-/// message needs (`Call`) and the admission decided now; a refusal comes back
+/// message needs (`CallContext`) and the admission decided now; a refusal comes back
 /// as the rejected promise to return.
 fn begin(
     counters: &CallCounters,
     admission: &Admission<JsClock>,
     deadline: Option<Instant>,
     options: &mut CallOptions,
-) -> Result<(Call, Admitting), js_sys::Promise> {
-    let call = Call {
+) -> Result<(CallContext, Admitting), js_sys::Promise> {
+    let call = CallContext {
         deadline: options.deadline,
         criticality: options.criticality,
         reserve: counters.reserve_for(options, admission),
@@ -117,7 +117,7 @@ fn start_admission(
             return Ok(Admitting::Admitted(permit));
         }
     }
-    let call = AdmissionCall::new(options.criticality)
+    let call = Call::new(options.criticality)
         .with_optional_key(options.key.take())
         .with_weight(options.weight);
     let mut admit = match deadline {

@@ -1,7 +1,7 @@
 //! Drains synchronised on the wall clock, which measure the no-load RTT.
 
 use super::baseline::Baseline;
-use super::call::Call;
+use super::finished_call::FinishedCall;
 use crate::limit::adaptive::WindowSummary;
 use core::time::Duration;
 
@@ -144,7 +144,7 @@ impl Drains {
     /// minimum). Records the drain's calls in `baseline` when it ends.
     pub(crate) fn observe(
         &mut self,
-        call: &Call,
+        call: &FinishedCall,
         flush: f64,
         limits: (f64, f64),
         baseline: &mut Baseline,

@@ -2,9 +2,9 @@
 //! and a [`WindowRule`] that turns each window into a new limit.
 
 mod baseline;
-mod call;
 mod dither;
 mod drain;
+mod finished_call;
 mod rule;
 mod state;
 

@@ -4,9 +4,9 @@
 //! share one copy of it in the wasm builds.
 
 use super::baseline::Baseline;
-use super::call::Call;
 use super::dither::Dither;
 use super::drain::{Drains, Step};
+use super::finished_call::FinishedCall;
 use super::WindowRule;
 use crate::limit::adaptive::{Bounds, Sample, WindowSummary};
 use core::time::Duration;
@@ -181,7 +181,7 @@ impl State {
 
     /// Takes one finished call into account (see `Limit::update`).
     pub(super) fn update(&mut self, sample: &Sample, rule: &dyn WindowRule) -> usize {
-        let call = Call::new(sample);
+        let call = FinishedCall::new(sample);
         let now = call.completed;
         let flush = self.recent_rtt.unwrap_or(0.0).max(now - call.started);
         let limits = (self.drain_limit(), self.bounds.min() as f64);

@@ -12,7 +12,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
-use edgeshed::admission::{Admit, Call as Classified};
+use edgeshed::admission::{Admit, Call};
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::task::RemoteWake;
@@ -50,7 +50,7 @@ impl OriginRuntime {
     /// (the wait is measured from there). Dropping it leaves the queue.
     pub(crate) fn acquire<'r>(
         &'r self,
-        call: &Classified,
+        call: &Call,
         deadline: Option<Instant>,
         ctx: &'r JsValue,
         since: Instant,

@@ -15,7 +15,7 @@ mod sampling;
 pub(crate) use acquire::Acquiring;
 pub(crate) use build::runtimes;
 pub(crate) use limit::{AbortOnDrop, CallLimit};
-pub(crate) use runtime::{Call, CallError, OriginRuntime, Outgoing};
+pub(crate) use runtime::{Answered, CallError, OriginRuntime, Outgoing};
 
 impl OriginRuntime {
     /// The keys this origin's limiter refused most often (its stats and

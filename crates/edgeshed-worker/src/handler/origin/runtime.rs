@@ -62,7 +62,7 @@ pub(crate) struct Outgoing {
 
 /// A call that got its response headers; it holds its permit, its limit
 /// (for the body) and the abort of its fetch.
-pub(crate) struct Call {
+pub(crate) struct Answered {
     pub(crate) response: web_sys::Response,
     pub(crate) permit: OriginPermit,
     pub(crate) limit: CallLimit,
@@ -99,7 +99,7 @@ impl OriginRuntime {
         (permit, waited): Admitted,
         deadline: Option<Instant>,
         request: impl FnOnce(&Origin) -> Result<Outgoing, JsValue>,
-    ) -> Result<Call, CallError> {
+    ) -> Result<Answered, CallError> {
         let started = JsClock.now();
         let failed = |failure| CallError::Failed {
             failure,
@@ -116,7 +116,7 @@ impl OriginRuntime {
         let took = JsClock.now().saturating_duration_since(sent);
         self.duration.borrow_mut().observe(took);
         match fetched {
-            Ok(response) => Ok(Call {
+            Ok(response) => Ok(Answered {
                 response,
                 permit,
                 limit,

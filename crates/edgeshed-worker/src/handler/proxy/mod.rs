@@ -7,7 +7,7 @@ mod held;
 pub(crate) use held::held_bodies;
 
 use super::gateway::Gateway;
-use super::origin::{Call, CallError, Outgoing};
+use super::origin::{Answered, CallError, Outgoing};
 use super::respond::{error_json, ResponseParts};
 use super::route::Admitting;
 use crate::failure::Scope;
@@ -97,7 +97,7 @@ pub(crate) async fn respond(
     let refused = |failure| {
         ResponseParts::failure(failure, Scope::Origin(name), admitting.route, retry_after)
     };
-    let Call {
+    let Answered {
         response,
         permit,
         limit,

@@ -1,10 +1,10 @@
-//! [`Call`]: one finished call of a window, its times in seconds.
+//! [`FinishedCall`]: one finished call of a window, its times in seconds.
 
 use crate::limit::adaptive::Sample;
 
 /// A finished call with its times in seconds (f64: a third of the code of
 /// `Instant` arithmetic in the wasm builds).
-pub(crate) struct Call {
+pub(crate) struct FinishedCall {
     pub(crate) started: f64,
     pub(crate) completed: f64,
     /// When it completed on the wall clock.
@@ -12,7 +12,7 @@ pub(crate) struct Call {
     pub(crate) sample: Sample,
 }
 
-impl Call {
+impl FinishedCall {
     /// The call that `sample` describes.
     pub(super) fn new(sample: &Sample) -> Self {
         let started = sample.started().since_origin().as_secs_f64();
