@@ -357,3 +357,39 @@ fn omitting_the_key_does_not_jump_ahead_of_a_keyed_waiter() {
         other => panic!("the keyless key over its share is refused, got {other:?}"),
     }
 }
+
+#[test]
+fn a_share_under_one_permit_still_lets_a_key_queue_beside_its_one_call() {
+    // Limit 2 and three keys: every share is 2/3 of a permit. Rounded
+    // down, a key holding its one call would be over it and refused 429
+    // for a second call while another key waits (the tenants bench's quiet
+    // tenants at level 0); rounded up, a key may hold one permit and queue
+    // for more, served after the keys that hold less.
+    let (admission, _clock) = admission(2, 8, 500);
+    let admit_now = |key| match poll_once(&mut admission.admit_call(Call::default().with_key(key)))
+    {
+        Poll::Ready(Ok(permit)) => permit,
+        other => panic!("{key}: {other:?}"),
+    };
+    let a = admit_now("a");
+    let _b = admit_now("b");
+    let mut c = admission.admit_call(Call::default().with_key("c"));
+    assert!(poll_once(&mut c).is_pending());
+    let mut a_again = admission.admit_call(Call::default().with_key("a"));
+    let polled = poll_once(&mut a_again);
+    assert!(
+        polled.is_pending(),
+        "a holds one permit, its share rounded up: {polled:?}"
+    );
+    assert_eq!(
+        admission.stats().fair_share_refused,
+        0,
+        "{:?}",
+        admission.stats()
+    );
+    drop(a);
+    let Poll::Ready(Ok(_c_permit)) = poll_once(&mut c) else {
+        panic!("c holds nothing: served first");
+    };
+    assert!(poll_once(&mut a_again).is_pending());
+}

@@ -123,11 +123,15 @@ impl Queue {
     }
 
     /// Whether `key` holds more than its fair share: the limit divided by
-    /// the keys with calls in flight or waiting, times its weight.
+    /// the keys with calls in flight or waiting, times its weight, rounded
+    /// up. Rounded up, a key may always hold one permit: with more keys
+    /// than permits every share is under one, and rounded down a key
+    /// holding its only call would be over it (refused while its call runs).
     pub(super) fn over_share(&self, key: KeySlot, in_use: usize) -> bool {
         let held = self.held(key, in_use);
         let active = self.keys.active(self.keyless_holding(in_use)).max(1);
-        (held.calls as u128) * (active as u128) > (self.limit as u128) * u128::from(held.weight)
+        let share = ((self.limit as u128) * u128::from(held.weight)).div_ceil(active as u128);
+        (held.calls as u128) > share
     }
 
     /// Whether calls of keys other than `key`'s wait at `rank` or above

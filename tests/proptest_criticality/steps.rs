@@ -71,9 +71,10 @@ impl Model {
         }
         // Fair share, the keyless key included: over its share while
         // another key waits at its criticality or above, a call is refused
-        // instead of queued.
+        // instead of queued. The share is rounded up: a key may always
+        // hold one permit.
         let others_wait = self.waiting().any(|w| w.key != key && w.rank >= rank);
-        if self.holding(key) * self.active_keys() > self.limit && others_wait {
+        if self.holding(key) > self.limit.div_ceil(self.active_keys().max(1)) && others_wait {
             self.counts.fair_share += 1;
             return Outcome::FairShare;
         }
