@@ -159,7 +159,13 @@ impl Inner {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return,
+                Ok(_) => {
+                    // Back in the pool: a permit went idle (codel's busy
+                    // spell ends; read at the next arrival that must wait).
+                    // A plain store, no read-modify-write.
+                    self.note_idle();
+                    return;
+                }
                 Err(actual) => state = actual,
             }
         }
@@ -269,7 +275,8 @@ impl Inner {
         self.out[rank].load(Ordering::Relaxed)
     }
 
-    /// Notes that a permit was idle (a codel admission found one free).
+    /// Notes that a permit was idle (a codel admission found one free, or a
+    /// release returned one to the pool).
     #[inline]
     pub(super) fn note_idle(&self) {
         self.idle.store(1, Ordering::Relaxed);
