@@ -91,7 +91,8 @@ fi
 
 # --- wasm-bindgen-cli (must match the crate version in Cargo.lock) -------------
 # No --locked: the registry lacks one of its locked dependencies.
-cargo_install wasm-bindgen-cli "$WASM_BINDGEN_VERSION" wasm-bindgen "wasm-bindgen $WASM_BINDGEN_VERSION" 2
+# Minutes as measured on a 2-core machine (a first user's report: 10).
+cargo_install wasm-bindgen-cli "$WASM_BINDGEN_VERSION" wasm-bindgen "wasm-bindgen $WASM_BINDGEN_VERSION" 5-10
 
 # --- npm devDependencies (binaryen's wasm-opt, miniflare/workerd, wrangler, playwright-core)
 step "npm packages (npm ci)"
@@ -142,11 +143,11 @@ for component in rustfmt clippy; do
 done
 
 # --- wasm-pack (the wasm tests) ------------------------------------------------
-cargo_install wasm-pack "$WASM_PACK_VERSION" wasm-pack "wasm-pack $WASM_PACK_VERSION" 1.5 --locked
+cargo_install wasm-pack "$WASM_PACK_VERSION" wasm-pack "wasm-pack $WASM_PACK_VERSION" 2-4 --locked
 
 # --- worker-build (builds examples/workers-rs; scripts/build-workers-rs.sh) ----
 # Needs OpenSSL's headers and pkg-config (installed above).
-cargo_install worker-build "$WORKER_BUILD_VERSION" worker-build "$WORKER_BUILD_VERSION" 5-10 --locked
+cargo_install worker-build "$WORKER_BUILD_VERSION" worker-build "$WORKER_BUILD_VERSION" 10-16 --locked
 
 CURRENT_STEP=""
 echo "setup: all tools present (the gateway's and the test command's)"

@@ -12,14 +12,25 @@ set -Eeuo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-bash scripts/setup.sh test
+# Each suite runs in a process of its own under a time limit
+# (`bash scripts/test.sh --one <suite>`, started by the loop at the end): a
+# test that hangs fails its suite after SUITE_LIMIT_S instead of running
+# until CI's own limit kills the whole run with no word on where.
+SUITE_LIMIT_S="${SUITE_LIMIT_S:-1200}"
+ONE_SUITE=""
+if [ "${1:-}" = "--one" ]; then
+    ONE_SUITE="${2:?usage: scripts/test.sh --one <suite>}"
+fi
 
-# Nothing left behind: the run gets a temp folder of its own, checked (and
-# removed) after the last suite, as is every process the run started
-# (scripts/leftovers.sh).
 # shellcheck source=scripts/leftovers.sh
 source scripts/leftovers.sh
-leftovers_begin
+if [ -z "$ONE_SUITE" ]; then
+    bash scripts/setup.sh test
+    # Nothing left behind: the run gets a temp folder of its own, checked
+    # (and removed) after the last suite, as is every process the run
+    # started (scripts/leftovers.sh).
+    leftovers_begin
+fi
 
 # npm's binaryen wasm-opt must win over any other wasm-opt (Debian's breaks workerd).
 export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -40,6 +51,8 @@ section() {
 
 on_error() {
     local code=$?
+    # One suite's process: its parent reports and cleans up.
+    [ -z "$ONE_SUITE" ] || exit "$code"
     echo >&2
     echo "test.sh: FAILED in suite '${CURRENT_SUITE:-setup}' (exit ${code}) after $((SECONDS - START_ALL))s; passed before it: ${PASSED_SUITES[*]:-none}" >&2
     leftovers_cleanup
@@ -196,7 +209,7 @@ suite_npm_package() {
     echo "$out"
     local sizes
     sizes=$(grep -m1 'edgeshed_bg.wasm' <<<"$out" | sed -E 's/^ *edgeshed_bg.wasm +//; s/  +/ /g')
-    PKG_SIZE_LINE="npm pkg edgeshed_bg.wasm ${sizes}"
+    echo "npm pkg edgeshed_bg.wasm ${sizes}" >"$TARGET_DIR/pkg-size-line.txt"
     if grep -q 'size goal: .*MISSED' <<<"$out"; then
         echo "npm_package: the wasm is over its gzip size goal (npm/finish-pkg.mjs)" >&2
         return 1
@@ -307,6 +320,12 @@ SUITES=(
 )
 # =============================================================================
 
+if [ -n "$ONE_SUITE" ]; then
+    CURRENT_SUITE="$ONE_SUITE"
+    "suite_$ONE_SUITE"
+    exit 0
+fi
+
 if [ "$#" -gt 0 ]; then
     for wanted in "$@"; do
         declare -F "suite_$wanted" >/dev/null || {
@@ -318,7 +337,8 @@ fi
 
 SELECTED_LABEL=""
 [ "$#" -gt 0 ] && SELECTED_LABEL="SELECTED SUITES PASSED"
-PKG_SIZE_LINE=""
+rm -f "$TARGET_DIR/pkg-size-line.txt"
+TIMES=()
 for entry in "${SUITES[@]}"; do
     name="${entry%%|*}"
     header="${entry#*|}"
@@ -328,14 +348,25 @@ for entry in "${SUITES[@]}"; do
     CURRENT_SUITE="$name"
     section "$name: $header"
     suite_start=$SECONDS
-    "suite_$name"
+    status=0
+    # timeout signals the suite's whole process group (every test runner,
+    # workerd and browser it started), then kills it 30 s later.
+    timeout --kill-after=30 "$SUITE_LIMIT_S" bash "$ROOT/scripts/test.sh" --one "$name" || status=$?
+    if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+        echo "test.sh: suite '$name' ran past its limit of ${SUITE_LIMIT_S}s (SUITE_LIMIT_S) and was stopped: a test that hangs" >&2
+    fi
+    [ "$status" -eq 0 ] || false
     echo "-- $name passed in $((SECONDS - suite_start))s"
     PASSED_SUITES+=("$name")
+    TIMES+=("$name $((SECONDS - suite_start))s")
 done
 CURRENT_SUITE="leftovers"
 section "leftovers: nothing the run made is left in the temp folder, no process of it alive"
 leftovers_check
 CURRENT_SUITE=""
 
+PKG_SIZE_LINE=""
+[ -f "$TARGET_DIR/pkg-size-line.txt" ] && PKG_SIZE_LINE=$(cat "$TARGET_DIR/pkg-size-line.txt")
 echo
+echo "test.sh: per suite: ${TIMES[*]}"
 echo "test.sh: ${SELECTED_LABEL:-ALL PASSED}: ${#PASSED_SUITES[@]} suites (${PASSED_SUITES[*]}) in $((SECONDS - START_ALL))s${PKG_SIZE_LINE:+; $PKG_SIZE_LINE}"

@@ -42,7 +42,7 @@ test("the gateway's setup (what dev.sh runs) needs no root, no apt and no browse
   assert.match(output, /the tools to run the gateway are present/);
   // dev.sh asks for exactly this tier.
   assert.match(readFileSync(join(ROOT, "scripts/dev.sh"), "utf8"), /^bash scripts\/setup\.sh run$/m);
-  assert.match(readFileSync(join(ROOT, "scripts/test.sh"), "utf8"), /^bash scripts\/setup\.sh test$/m);
+  assert.match(readFileSync(join(ROOT, "scripts/test.sh"), "utf8"), /^\s*bash scripts\/setup\.sh test$/m);
 });
 
 test("an unknown need is refused with the usage", async () => {
