@@ -136,11 +136,14 @@ fn admission_errors_map_to_their_failure() {
         json!({"error": "overloaded", "scope": "origin:users", "reason": "displaced"})
     );
 
-    let keyed = Admission::new(1, policy, clock.clone()).unwrap();
+    // Limit 2: a holds both slots while b waits, so a is over its share
+    // (one slot; a share is rounded up, a key may always hold one).
+    let keyed =
+        Admission::new(2, Policy::queue(4, Duration::from_secs(10)), clock.clone()).unwrap();
     let admit = |key: &str| {
         futures_util::FutureExt::now_or_never(keyed.admit_call(Call::default().with_key(key)))
     };
-    let _a = admit("a").unwrap().unwrap();
+    let _a = [admit("a").unwrap().unwrap(), admit("a").unwrap().unwrap()];
     let mut b = Box::pin(keyed.admit_call(Call::default().with_key("b")));
     assert!(futures_util::FutureExt::now_or_never(b.as_mut()).is_none());
     let over = admit("a").unwrap().unwrap_err();
