@@ -97,7 +97,8 @@ console.log(`  edgeshed.js glue  raw ${kib(glue.length)}  gzip ${kib(gzipSync(gl
 // top refused keys +1.2 KB, the rate table's heap +1.0 KB, the JS stats
 // and options +1.6 KB; a OnceLock for the key secret was replaced by two
 // atomics, -0.3 KiB gzip). Issue #32 keeps the goal of 52 KiB open; this
-// bound holds the line until then.
-const goalKiB = 57;
+// bound holds the line until then. maxQueueWait "auto" (the completion
+// rate model and its option) took it to 57.2: 58.
+const goalKiB = 58;
 const gz = gzipSync(wasm, { level: 9 }).length;
 console.log(`  size goal: wasm gzip <= ${goalKiB} KiB: ${gz <= goalKiB * 1024 ? "met" : "MISSED"} (${kib(gz)})`);

@@ -129,6 +129,10 @@ pub const CRITICALITIES: [&str; 3] = [
 /// The queue discipline names: `"fifo"` (the default) and `"codel"`.
 pub const QUEUE_DISCIPLINES: [&str; 2] = ["fifo", "codel"];
 
+/// The queue wait names: `"timeout"` (the default: up to `queueTimeoutMs`)
+/// and `"auto"` ([`QueueWait::Auto`](crate::admission::QueueWait::Auto)).
+pub const QUEUE_WAITS: [&str; 2] = ["timeout", "auto"];
+
 /// `options.adaptive`'s keys.
 pub const ADAPTIVE: &[OptionSpec] = &[
     spec("algorithm", Kind::OneOf {
@@ -205,7 +209,12 @@ pub const LIMITER: &[OptionSpec] = &[
         name: "QueueDiscipline",
         values: &QUEUE_DISCIPLINES,
         doc: "The queue's order within one criticality (higher criticalities always go first).",
-    }, Fallback::Name(QUEUE_DISCIPLINES[0]), "`\"fifo\"`, or `\"codel\"` (needs a queue): while the queue has emptied within the last `queueTimeoutMs`, waiters may wait `queueTimeoutMs`; once a queue stands longer, new waiters get `codelTargetMs` and the queue is served newest first until it drains"),
+    }, Fallback::Name(QUEUE_DISCIPLINES[0]), "`\"fifo\"`, or `\"codel\"` (needs a queue): once no slot has been free for `queueTimeoutMs` the queue stands, and it keeps standing for one `queueTimeoutMs` after that was last seen; while it stands, new waiters get `codelTargetMs`, the queue is served newest first, a waiter that reaches the head after more than `codelTargetMs` is refused (`queue_timeout`), and a full queue gives up its oldest waiter"),
+    spec("maxQueueWait", Kind::OneOf {
+        name: "QueueWait",
+        values: &QUEUE_WAITS,
+        doc: "How long a call may wait in the queue.",
+    }, Fallback::Name(QUEUE_WAITS[0]), "`\"timeout\"`: up to `queueTimeoutMs`; or `\"auto\"` (needs a queue): a call whose expected wait (its place in the queue over the measured completion rate) is longer than one measured service time (or `codelTargetMs`, if longer) is refused at once (`queue_timeout`, `waitedMs` 0), so a burst's excess is answered at once and admitted calls stay near the unloaded latency"),
     spec("codelTargetMs", MILLIS, Fallback::Integer(QueueDiscipline::DEFAULT_CODEL_TARGET.as_millis() as u64), "With `\"codel\"`: the wait of new waiters once a queue stands, in ms (less than `queueTimeoutMs`)"),
     spec("rate", Kind::Section {
         name: "RateOptions",
@@ -223,7 +232,7 @@ pub const CALL: &[OptionSpec] = &[
         values: &CRITICALITIES,
         doc: "How much a call matters when the limiter is full: `\"critical\"` calls are shed last, `\"sheddable\"` ones (batch work, prefetches) first.",
     }, Fallback::Name(Criticality::Default.as_str()), "How much the call matters when the limiter is full"),
-    spec("key", Kind::Text("a tenant, an API key, a client address"), Fallback::Absent, "Who the call is for (a tenant, an API key, a client address), for fair queueing and the rate limit. Within a criticality every key queues on its own and a freed slot goes to the key holding the fewest for its weight; a key over its fair share (the limit divided by the keys with calls in flight or waiting) while other keys wait is refused with a `RateLimitedError` (`reason` `\"fair_share\"`), and so is its newest waiter when a full queue makes room for a key under its share. A key alone may use the whole limit; the calls without a key share one key of their own"),
+    spec("key", Kind::Text("a tenant, an API key, a client address"), Fallback::Absent, "Who the call is for (a tenant, an API key, a client address), for fair queueing and the rate limit. Within a criticality every key queues on its own and a freed slot goes to the key holding the fewest for its weight; a key over its fair share (the limit divided by the keys with calls in flight or waiting, rounded up) while other keys wait is refused with a `RateLimitedError` (`reason` `\"fair_share\"`), and so is its newest waiter when a full queue makes room for a key under its share. A key alone may use the whole limit; the calls without a key share one key of their own"),
     spec("fairWeight", int(1, MAX_WEIGHT), Fallback::Integer(1), "The weight of the call's key in fair queueing: a key of weight 2 gets twice the share of a key of weight 1 (a paying tenant). A key takes the weight of its latest call; the calls without a key share one key of weight 1"),
 ];
 

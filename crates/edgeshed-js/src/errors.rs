@@ -54,6 +54,11 @@ impl Limit {
     }
 }
 
+/// A queue timeout at arrival, as glue.js numbers it: `maxQueueWait:
+/// "auto"` found the call's expected wait longer than one service time
+/// (its own message; its reason is `"queue_timeout"` all the same).
+const EXPECTED_WAIT_TOO_LONG: u32 = 4;
+
 /// An overload's cause as glue.js numbers it (`OVERLOAD_REASONS`).
 fn cause_index(error: &Overloaded) -> u32 {
     match error.cause() {
@@ -96,6 +101,16 @@ impl CallContext {
             ),
             AdmitError::RateLimited(limited) => {
                 rate_limited_rejection(limit.limit, retry_after_ms(&limited))
+            }
+            AdmitError::Overloaded(overloaded) if cause_index(&overloaded) == 1 => {
+                let caller = self.here(Some(limit));
+                js_sys::Promise::reject(&overloaded_error_at(
+                    &caller.site,
+                    EXPECTED_WAIT_TOO_LONG,
+                    limit.limit,
+                    limit.max_queue,
+                    limit.queue_timeout_ms,
+                ))
             }
             other => js_sys::Promise::reject(&self.here(Some(limit)).error(other)),
         }

@@ -206,7 +206,7 @@ function inheritStack(error, site) {
   return error;
 }
 // Index = the cause's number in src/errors.rs.
-const OVERLOAD_REASONS = ["limit", "queue_timeout", "displaced", "budget"];
+const OVERLOAD_REASONS = ["limit", "queue_timeout", "displaced", "budget", "queue_timeout"];
 function overloadMessage(cause, limit, maxQueue, timeoutMs) {
   switch (cause) {
     case 1:
@@ -215,6 +215,8 @@ function overloadMessage(cause, limit, maxQueue, timeoutMs) {
       return `service overloaded: displaced from the full queue (maxQueue ${maxQueue}) by a more critical call`;
     case 3:
       return "service overloaded: no fleet budget left";
+    case 4:
+      return `service overloaded: the expected wait for a slot of limit ${limit} (maxQueue ${maxQueue}) is longer than one service time (maxQueueWait "auto"): queue timeout`;
     default:
       return shedMessage(limit, maxQueue, limit, 1);
   }

@@ -95,7 +95,8 @@ extern "C" {
 extern "C" {
     /// `[maxInFlight, algorithm, initialLimit, minLimit, maxLimit, maxQueue,
     /// queueTimeoutMs, bodyTimeoutMs, reserve.critical, reserve.default,
-    /// codelTargetMs, rate count, rate period (s), burst, maxKeys]`,
+    /// codelTargetMs, rate count, rate period (s), burst, maxKeys,
+    /// maxQueueWait (1: auto)]`,
     /// validated (see options.js); the algorithm is an index into
     /// [`AnyLimit::NAMES`](edgeshed::limit::adaptive::AnyLimit::NAMES), -1 for a fixed limit; codelTargetMs 0 for fifo,
     /// rate count 0 for no rate limit.

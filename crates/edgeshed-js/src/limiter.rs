@@ -24,7 +24,7 @@ pub struct Limiter {
 #[wasm_bindgen]
 impl Limiter {
     /// `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs,
-    /// bodyTimeoutMs, reserve, queueDiscipline, codelTargetMs, rate })`; throws a `TypeError`/`RangeError` naming the
+    /// bodyTimeoutMs, reserve, queueDiscipline, codelTargetMs, maxQueueWait, rate })`; throws a `TypeError`/`RangeError` naming the
     /// invalid option.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Limiter, JsValue> {

@@ -28,6 +28,7 @@ export const LIMITER = {
     },
   },
   queueDiscipline: { kind: "oneOf", values: ["fifo", "codel"], default: "fifo" },
+  maxQueueWait: { kind: "oneOf", values: ["timeout", "auto"], default: "timeout" },
   codelTargetMs: { kind: "integer", min: 1, max: 2147483647, default: 5 },
   rate: {
     kind: "section",

@@ -100,11 +100,21 @@ export interface LimiterPolicyOptions {
    */
   reserve?: ReserveOptions | undefined;
   /**
-   * `"fifo"`, or `"codel"` (needs a queue): while the queue has emptied within the last
-   * `queueTimeoutMs`, waiters may wait `queueTimeoutMs`; once a queue stands longer, new waiters
-   * get `codelTargetMs` and the queue is served newest first until it drains (default `"fifo"`).
+   * `"fifo"`, or `"codel"` (needs a queue): once no slot has been free for `queueTimeoutMs` the
+   * queue stands, and it keeps standing for one `queueTimeoutMs` after that was last seen; while it
+   * stands, new waiters get `codelTargetMs`, the queue is served newest first, a waiter that
+   * reaches the head after more than `codelTargetMs` is refused (`queue_timeout`), and a full queue
+   * gives up its oldest waiter (default `"fifo"`).
    */
   queueDiscipline?: QueueDiscipline | undefined;
+  /**
+   * `"timeout"`: up to `queueTimeoutMs`; or `"auto"` (needs a queue): a call whose expected wait
+   * (its place in the queue over the measured completion rate) is longer than one measured service
+   * time (or `codelTargetMs`, if longer) is refused at once (`queue_timeout`, `waitedMs` 0), so a
+   * burst's excess is answered at once and admitted calls stay near the unloaded latency (default
+   * `"timeout"`).
+   */
+  maxQueueWait?: QueueWait | undefined;
   /**
    * With `"codel"`: the wait of new waiters once a queue stands, in ms (less than `queueTimeoutMs`;
    * 1 to 2,147,483,647; default 5).
@@ -126,10 +136,10 @@ export interface CallClass {
    * Who the call is for (a tenant, an API key, a client address), for fair queueing and the rate
    * limit. Within a criticality every key queues on its own and a freed slot goes to the key
    * holding the fewest for its weight; a key over its fair share (the limit divided by the keys
-   * with calls in flight or waiting) while other keys wait is refused with a `RateLimitedError`
-   * (`reason` `"fair_share"`), and so is its newest waiter when a full queue makes room for a key
-   * under its share. A key alone may use the whole limit; the calls without a key share one key of
-   * their own.
+   * with calls in flight or waiting, rounded up) while other keys wait is refused with a
+   * `RateLimitedError` (`reason` `"fair_share"`), and so is its newest waiter when a full queue
+   * makes room for a key under its share. A key alone may use the whole limit; the calls without a
+   * key share one key of their own.
    */
   key?: string | undefined;
   /**

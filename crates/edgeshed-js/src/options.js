@@ -113,7 +113,7 @@ function walk(object, specs, what) {
  * `new Limiter(options)`: [maxInFlight, algorithm, initialLimit, minLimit,
  * maxLimit, maxQueue, queueTimeoutMs, bodyTimeoutMs, reserve.critical,
  * reserve.default (-1: not given), codelTargetMs (0: fifo), rate's count (0: none), its
- * period in seconds, burst, maxKeys]. A fixed limit has algorithm -1; an
+ * period in seconds, burst, maxKeys, maxQueueWait (1: "auto")]. A fixed limit has algorithm -1; an
  * adaptive one maxInFlight 0 and its algorithm's index. queueTimeoutMs is 0
  * when maxQueue is 0.
  */
@@ -124,7 +124,18 @@ export function limiterOptions(options) {
   const timeout = boundedQueue(o);
   const reserve = o.reserve === undefined ? [-1, -1] : reserveShares(o.reserve);
   const rate = o.rate === undefined ? [0, 0, 0, 0] : oneRate(o.rate);
-  return [o.maxInFlight ?? 0, ...adaptive, o.maxQueue, timeout, o.bodyTimeoutMs, ...reserve, codelTarget(o, timeout), ...rate];
+  const auto = autoQueueWait(o, timeout);
+  return [o.maxInFlight ?? 0, ...adaptive, o.maxQueue, timeout, o.bodyTimeoutMs, ...reserve, codelTarget(o, timeout), ...rate, auto];
+}
+
+// `maxQueueWait`: 1 for "auto", which needs a queue (its rule is about a
+// waiter's place in it).
+function autoQueueWait(o, queueTimeout) {
+  if (o.maxQueueWait === LIMITER.maxQueueWait.default) return 0;
+  if (queueTimeout === 0) {
+    throw new TypeError(`options.maxQueueWait ${quoted(o.maxQueueWait)} needs a queue (options.maxQueue > 0 and options.queueTimeoutMs)`);
+  }
+  return 1;
 }
 
 // Exactly one of `maxInFlight` (a fixed limit) and `adaptive`.

@@ -7,7 +7,9 @@
 use crate::criticality::criticality_at;
 use crate::host::{call_error, call_facts, call_key, call_signal, limiter_options_js};
 use core::time::Duration;
-use edgeshed::admission::{Call, Criticality, Options, Policy, QueueDiscipline, Reserve};
+use edgeshed::admission::{
+    Call, Criticality, Options, Policy, QueueDiscipline, QueueWait, Reserve,
+};
 use edgeshed::limit::adaptive::{AnyLimit, Bounds};
 use edgeshed::rate_limit::Rate;
 use edgeshed::Key;
@@ -57,7 +59,7 @@ pub(crate) struct CallOptions {
 }
 
 /// Parses `new Limiter({ maxInFlight | adaptive, maxQueue, queueTimeoutMs,
-/// bodyTimeoutMs, reserve, queueDiscipline, codelTargetMs, rate })`.
+/// bodyTimeoutMs, reserve, queueDiscipline, codelTargetMs, maxQueueWait, rate })`.
 pub(crate) fn limiter_options(options: &JsValue) -> Result<LimiterOptions, JsValue> {
     let values = limiter_options_js(options)?;
     let at = |index: usize| values.get(index).copied().unwrap_or(0.0);
@@ -92,8 +94,8 @@ pub(crate) fn limiter_options(options: &JsValue) -> Result<LimiterOptions, JsVal
     })
 }
 
-/// The reserve (if given), queue discipline and rate limit of
-/// `limiterOptions`'s values 8 to 14 (options.js checked them in the options' own names; a refusal of
+/// The reserve (if given), queue discipline, queue wait and rate limit of
+/// `limiterOptions`'s values 8 to 15 (options.js checked them in the options' own names; a refusal of
 /// the core's is a `RangeError` naming its parameter all the same).
 fn class_options(at: &dyn Fn(usize) -> f64) -> Result<Options, JsValue> {
     let range_error =
@@ -106,6 +108,9 @@ fn class_options(at: &dyn Fn(usize) -> f64) -> Result<Options, JsValue> {
         options = options.discipline(QueueDiscipline::Codel {
             target: Duration::from_millis(at(10) as u64),
         });
+    }
+    if at(15) > 0.0 {
+        options = options.queue_wait(QueueWait::Auto);
     }
     let count = at(11) as u64;
     if count > 0 {

@@ -32,7 +32,7 @@ pub use key_source::KeySource;
 use super::proxy_path::OriginUrl;
 use crate::budget::Unavailable;
 use core::time::Duration;
-use edgeshed::admission::{Options, Policy, QueueDiscipline, Reserve};
+use edgeshed::admission::{Options, Policy, QueueDiscipline, QueueWait, Reserve};
 use serde::{Deserialize, Deserializer};
 
 /// Requests admitted at once when `global` is omitted; the rest are shed.
@@ -83,6 +83,8 @@ pub struct Limit {
     pub queue_timeout: Duration,
     /// `queueDiscipline` (and `codelTargetMs`): FIFO unless `"codel"`.
     pub discipline: QueueDiscipline,
+    /// `maxQueueWait`: up to the queue timeout unless `"auto"`.
+    pub queue_wait: QueueWait,
     /// `reserve`, if given; see [`Config::options`] for what applies without it.
     pub reserve: Option<Reserve>,
 }
@@ -109,6 +111,7 @@ impl Limit {
             max_queue: 0,
             queue_timeout: Duration::ZERO,
             discipline: QueueDiscipline::Fifo,
+            queue_wait: QueueWait::Timeout,
             reserve: None,
         }
     }
@@ -251,7 +254,7 @@ impl Config {
     }
 
     /// The admission options of `limit` (global or an origin's): its queue
-    /// discipline and its reserve — its own `reserve`, else the default one
+    /// discipline, its queue wait and its reserve — its own `reserve`, else the default one
     /// when [criticality is in use](Self::criticality_in_use), else none.
     pub fn options(&self, limit: &Limit) -> Options {
         let reserve = limit.reserve.unwrap_or(if self.criticality_in_use() {
@@ -259,7 +262,10 @@ impl Config {
         } else {
             Reserve::NONE
         });
-        Options::new().reserve(reserve).discipline(limit.discipline)
+        Options::new()
+            .reserve(reserve)
+            .discipline(limit.discipline)
+            .queue_wait(limit.queue_wait)
     }
 
     /// The route for a request path: fan-out routes match exactly, proxy

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
 use core::time::Duration;
-use edgeshed::admission::{Criticality, QueueDiscipline, Reserve};
+use edgeshed::admission::{Criticality, QueueDiscipline, QueueWait, Reserve};
 use edgeshed_worker::config::{Config, KeySource, RateLimit};
 
 fn read(json: &str) -> Result<Config, Vec<String>> {
@@ -194,6 +194,49 @@ fn codel_and_reserve_are_read_per_limit() {
             "origins.c.reserve: critical + default must not exceed 1 (the whole limit), got 0.6 + 0.6",
             "origins.d.reserve.sheddable is not a known key (expected one of: critical, default)",
             "origins.d.reserve.critical must be a number from 0 to 1, got a string",
+        ]
+    );
+}
+
+#[test]
+fn max_queue_wait_is_read_per_limit_and_auto_needs_a_queue() {
+    let config = read(
+        r#"{"global": {"maxInFlight": 8, "maxQueue": 8, "queueTimeoutMs": 100, "maxQueueWait": "auto"},
+            "origins": {"a": {"url": "http://a", "maxQueue": 2, "queueTimeoutMs": 50, "queueDiscipline": "codel",
+                              "maxQueueWait": "auto"},
+                        "b": {"url": "http://b", "maxQueue": 2, "queueTimeoutMs": 50, "maxQueueWait": "timeout"},
+                        "c": {"url": "http://c"}}}"#,
+    )
+    .unwrap();
+    assert_eq!(config.global.queue_wait, QueueWait::Auto);
+    let waits: Vec<QueueWait> = config.origins.iter().map(|o| o.limit.queue_wait).collect();
+    assert_eq!(
+        waits,
+        [QueueWait::Auto, QueueWait::Timeout, QueueWait::Timeout]
+    );
+    // What the admission is built with.
+    let origin = &config.origins[0].limit;
+    let admission = edgeshed::admission::Admission::with_options(
+        origin.max_in_flight,
+        origin.policy(),
+        config.options(origin),
+        edgeshed::time::ManualClock::new(),
+    )
+    .unwrap();
+    assert_eq!(admission.queue_wait(), QueueWait::Auto);
+
+    let errors = read(
+        r#"{"global": {"maxQueueWait": "auto"},
+            "origins": {"a": {"url": "http://a", "maxQueue": 2, "queueTimeoutMs": 50, "maxQueueWait": "fast"},
+                        "b": {"url": "http://b", "maxQueueWait": 3}}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        errors,
+        [
+            "global.maxQueueWait \"auto\" needs a queue: global.maxQueue must be > 0",
+            "origins.a.maxQueueWait must be \"timeout\" or \"auto\", got \"fast\"",
+            "origins.b.maxQueueWait must be a string, got a number",
         ]
     );
 }

@@ -40,9 +40,9 @@ fn every_error_is_reported_at_once() {
     .unwrap_err();
     let expected = [
         "EDGESHED.retryAfterSecond is not a known key (expected one of: retryAfterSeconds, statsToken, statsPublic, global, origins, routes)",
-        "global.maxInflight is not a known key (expected one of: maxInFlight, maxQueue, queueTimeoutMs, queueDiscipline, codelTargetMs, reserve)",
+        "global.maxInflight is not a known key (expected one of: maxInFlight, maxQueue, queueTimeoutMs, queueDiscipline, codelTargetMs, maxQueueWait, reserve)",
         "global.maxInFlight must be a positive integer, got 0",
-        "origins.users.maxQueu is not a known key (expected one of: url, maxInFlight, maxQueue, queueTimeoutMs, queueDiscipline, codelTargetMs, reserve, timeoutMs, maxBodyBytes, adaptive, budget)",
+        "origins.users.maxQueu is not a known key (expected one of: url, maxInFlight, maxQueue, queueTimeoutMs, queueDiscipline, codelTargetMs, maxQueueWait, reserve, timeoutMs, maxBodyBytes, adaptive, budget)",
         "origins.users.url must use http or https",
         "origins.users.maxInFlight must be a positive integer, got 1.5",
         "origins.recs.queueTimeoutMs is required when origins.recs.maxQueue > 0 (every wait must be bounded)",

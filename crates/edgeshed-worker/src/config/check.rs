@@ -34,6 +34,7 @@ fn build(report: &mut Report, raw: &RawConfig) -> Option<Config> {
                 queue_timeout_ms,
                 queue_discipline,
                 codel_target_ms,
+                max_queue_wait,
                 reserve,
             } = global;
             let keys = (max_in_flight, max_queue, queue_timeout_ms);
@@ -41,6 +42,7 @@ fn build(report: &mut Report, raw: &RawConfig) -> Option<Config> {
             let queueing = QueueingKeys {
                 discipline: queue_discipline,
                 codel_target_ms,
+                queue_wait: max_queue_wait,
                 reserve,
             };
             super::queueing::queueing(report, "global", queueing, limit)
@@ -167,6 +169,7 @@ fn origin(report: &mut Report, name: &str, section: &Section<RawOrigin>) -> Opti
     let queueing = QueueingKeys {
         discipline: &raw.queue_discipline,
         codel_target_ms: &raw.codel_target_ms,
+        queue_wait: &raw.max_queue_wait,
         reserve: &raw.reserve,
     };
     let limit = super::queueing::queueing(report, &path, queueing, limit);

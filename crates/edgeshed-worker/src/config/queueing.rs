@@ -1,14 +1,14 @@
 //! The queueing keys of a limit (`global`, `origins.<name>`):
-//! `queueDiscipline` (`"fifo"` or `"codel"`), `codelTargetMs` and
-//! `reserve` (the part of the limit kept for higher criticalities). Their
-//! raw shape and their checks.
+//! `queueDiscipline` (`"fifo"` or `"codel"`), `codelTargetMs`,
+//! `maxQueueWait` (`"timeout"` or `"auto"`) and `reserve` (the part of the
+//! limit kept for higher criticalities). Their raw shape and their checks.
 
 use super::de::{Fraction, Int, Section, Text};
 use super::ranges::Millis;
 use super::report::{join, Field, Report};
 use super::Limit;
-use edgeshed::admission::{QueueDiscipline, Reserve};
-use edgeshed::options_schema::QUEUE_DISCIPLINES;
+use edgeshed::admission::{QueueDiscipline, QueueWait, Reserve};
+use edgeshed::options_schema::{QUEUE_DISCIPLINES, QUEUE_WAITS};
 use serde::Deserialize;
 
 /// `reserve`, as serde reads it.
@@ -23,6 +23,7 @@ pub(super) struct RawReserve {
 pub(super) struct QueueingKeys<'r> {
     pub(super) discipline: &'r Option<Text>,
     pub(super) codel_target_ms: &'r Option<Int<Millis>>,
+    pub(super) queue_wait: &'r Option<Text>,
     pub(super) reserve: &'r Option<Section<RawReserve>>,
 }
 
@@ -54,9 +55,11 @@ pub(super) fn queueing(
         Field::Invalid => None,
     };
     let target = report.millis(keys.codel_target_ms, &target_path);
+    let queue_wait = queue_wait(report, path, keys.queue_wait, limit.as_ref());
     let reserve = reserve(report, &join(path, "reserve"), keys.reserve);
-    let (mut limit, codel, reserve) = (limit?, codel?, reserve?);
+    let (mut limit, codel, queue_wait, reserve) = (limit?, codel?, queue_wait?, reserve?);
     limit.reserve = reserve;
+    limit.queue_wait = queue_wait;
     if !codel {
         if target != Field::Absent {
             report.add(format!(
@@ -85,6 +88,41 @@ pub(super) fn queueing(
     }
     limit.discipline = QueueDiscipline::Codel { target };
     Some(limit)
+}
+
+/// `maxQueueWait` of the limit at `path`: `"timeout"` (the default) or
+/// `"auto"`, which needs a queue (`maxQueue > 0`). `None` when invalid
+/// (reported; also when the limit itself is, which was reported already).
+fn queue_wait(
+    report: &mut Report,
+    path: &str,
+    raw: &Option<Text>,
+    limit: Option<&Limit>,
+) -> Option<QueueWait> {
+    let wait_path = join(path, "maxQueueWait");
+    let [timeout, auto] = QUEUE_WAITS;
+    match report.text(raw, &wait_path) {
+        Field::Absent => Some(QueueWait::Timeout),
+        Field::Valid(name) if name == timeout => Some(QueueWait::Timeout),
+        Field::Valid(name) if name == auto => {
+            if limit?.max_queue == 0 {
+                report.add(format!(
+                    "{wait_path} \"{auto}\" needs a queue: {} must be > 0",
+                    join(path, "maxQueue")
+                ));
+                return None;
+            }
+            Some(QueueWait::Auto)
+        }
+        Field::Valid(other) => {
+            report.add(format!(
+                "{wait_path} must be \"{timeout}\" or \"{auto}\", got \"{}\"",
+                other.escape_default()
+            ));
+            None
+        }
+        Field::Invalid => None,
+    }
 }
 
 /// `reserve` at `path`: `Some(None)` when omitted; both fractions default

@@ -32,6 +32,7 @@ pub(super) struct RawLimit {
     pub(super) queue_timeout_ms: Option<Int<Millis>>,
     pub(super) queue_discipline: Option<Text>,
     pub(super) codel_target_ms: Option<Int<Millis>>,
+    pub(super) max_queue_wait: Option<Text>,
     pub(super) reserve: Option<Section<RawReserve>>,
 }
 
@@ -45,6 +46,7 @@ pub(super) struct RawOrigin {
     pub(super) queue_timeout_ms: Option<Int<Millis>>,
     pub(super) queue_discipline: Option<Text>,
     pub(super) codel_target_ms: Option<Int<Millis>>,
+    pub(super) max_queue_wait: Option<Text>,
     pub(super) reserve: Option<Section<RawReserve>>,
     pub(super) timeout_ms: Option<Int<Millis>>,
     pub(super) max_body_bytes: Option<Int<Bytes>>,
