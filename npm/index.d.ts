@@ -17,6 +17,7 @@ export {
   CallClass,
   ReserveOptions,
   QueueDiscipline,
+  QueueWait,
   RateOptions,
   CriticalityStats,
   RefusedKey,

@@ -620,7 +620,7 @@ describe("TypeScript declarations", () => {
     for (const name of [
       "Limiter", "LimiterOptions", "AdaptiveOptions", "AdaptiveAlgorithm", "RunOptions", "LimiterStats",
       "OverloadedError", "DeadlineError", "RateLimitedError", "Criticality", "CallClass", "ReserveOptions",
-      "QueueDiscipline", "RateOptions", "CriticalityStats", "OverloadReason", "RateLimitReason",
+      "QueueDiscipline", "QueueWait", "RateOptions", "CriticalityStats", "OverloadReason", "RateLimitReason",
     ]) {
       assert.match(index, new RegExp(`\\b${name}\\b`), `index.d.ts re-exports ${name}`);
     }

@@ -11,6 +11,9 @@ export type Criticality = "critical" | "default" | "sheddable";
 /** The queue's order within one criticality (higher criticalities always go first). */
 export type QueueDiscipline = "fifo" | "codel";
 
+/** How long a call may wait in the queue. */
+export type QueueWait = "timeout" | "auto";
+
 /**
  * The adaptive algorithms: `"aimd"` backs off on drops (503/429 answers, network failures),
  * `"gradient2"` (Netflix) and `"vegas"` on latency above the origin's no-load latency (measured in

@@ -14,7 +14,7 @@ pub fn render() -> String {
          // After a change to the table: EDGESHED_BLESS=1 cargo test -p edgeshed-js --test options_schema\n",
     );
     union(&mut out, CALL, "criticality");
-    for path in ["queueDiscipline", "adaptive.algorithm"] {
+    for path in ["queueDiscipline", "maxQueueWait", "adaptive.algorithm"] {
         union(&mut out, LIMITER, path);
     }
     for path in ["reserve", "adaptive"] {
