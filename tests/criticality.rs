@@ -362,13 +362,39 @@ fn a_reserve_is_lent_while_no_more_critical_call_needs_it() {
     };
     drop(critical);
     // After a quiet spell (4 × the limit = 12 locked-path arrivals without
-    // a critical call present or seen; the refusal above was the first),
-    // the reserve is lent again.
-    for _ in 0..10 {
+    // a critical call present or seen: the critical call's take, lock-free,
+    // was a sight, so the spell starts after it), the reserve is lent again.
+    for _ in 0..11 {
         assert_eq!(cause(admit(Default)), OverloadCause::Shed);
     }
     assert!(
         matches!(admit(Default), Poll::Ready(Ok(_))),
         "lent after 12 quiet arrivals"
+    );
+}
+
+#[test]
+fn a_brief_critical_call_that_never_waited_keeps_the_reserve_from_being_lent() {
+    // Critical calls that come and go on the lock-free path are sights too:
+    // the sheddable calls after one stay within their ceiling (limit 10:
+    // 7), instead of borrowing the slots kept for the next critical call.
+    let admission = admission(10, Policy::Shed, Reserve::default());
+    let admit = |rank| poll_once(&mut admission.admit_call(Call::new(rank)));
+    match admit(Critical) {
+        Poll::Ready(Ok(permit)) => drop(permit),
+        other => panic!("a critical call on an idle limit gets in: {other:?}"),
+    }
+    let mut held = Vec::new();
+    while let Poll::Ready(Ok(permit)) = admit(Sheddable) {
+        held.push(permit);
+    }
+    assert_eq!(
+        held.len(),
+        7,
+        "the sheddable ceiling holds after a critical call"
+    );
+    assert!(
+        matches!(admit(Critical), Poll::Ready(Ok(_))),
+        "the kept slots are there for the next critical call"
     );
 }

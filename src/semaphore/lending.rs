@@ -20,11 +20,17 @@
 //! that arrives after a quiet spell finds the permits lent out, so it waits
 //! (first in line) or, without a queue, is refused; the loan ends there.
 //! The loan is decided on the locked paths only: the lock-free paths keep
-//! the reserve (a lent permit is always taken under the lock).
+//! the reserve (a lent permit is always taken under the lock). A higher
+//! call that takes a free permit on the lock-free path is a sight too: it
+//! sets a flag (`Inner::sighted`) that the loan reads at once and the next
+//! locked arrival counts. Without it, brief critical calls that never
+//! had to wait went unseen, and a flood of sheddable calls borrowed the
+//! whole reserve between them.
 
 use super::queue::Queue;
 use super::state::Inner;
 use crate::criticality::Criticality;
+use crate::sync::Ordering;
 
 /// Arrivals without a sight of a higher criticality after which a rank's
 /// reserve is lent again: four limits' worth, at least 8 (at saturation,
@@ -50,11 +56,32 @@ impl Inner {
             }
     }
 
+    /// Whether a call more critical than `rank` took a permit since a
+    /// locked arrival last looked (a sight not yet counted).
+    fn sighted_above(&self, rank: Criticality) -> bool {
+        Criticality::ALL
+            .into_iter()
+            .take_while(|&higher| higher > rank)
+            .any(|higher| self.sighted[higher].load(Ordering::Relaxed) != 0)
+    }
+
+    /// Counts the sights noted without the lock: each ends the loans of
+    /// the ranks below the one seen.
+    fn take_sightings(&self, queue: &mut Queue) {
+        for seen in [Criticality::Critical, Criticality::Default] {
+            if self.sighted[seen].swap(0, Ordering::Relaxed) != 0 {
+                for lower in Criticality::ALL.into_iter().filter(|&lower| lower < seen) {
+                    queue.quiet[lower] = 0;
+                }
+            }
+        }
+    }
+
     /// The free permits a `rank` call must leave now: its reserve's keep,
     /// or none while the reserve is lent to it.
     pub(super) fn keep_now(&self, queue: &Queue, rank: Criticality, in_use: usize) -> usize {
         let keep = queue.keep(rank);
-        if keep == 0 || queue.quiet[rank] < lend_after(queue.limit) {
+        if keep == 0 || queue.quiet[rank] < lend_after(queue.limit) || self.sighted_above(rank) {
             return keep;
         }
         if self.higher_present(queue, rank, in_use) {
@@ -69,6 +96,7 @@ impl Inner {
     /// arrival unless a higher call is present. Returns whether this made
     /// its rank's reserve lent (its waiters may take permits now).
     pub(super) fn note_arrival(&self, queue: &mut Queue, rank: Criticality, in_use: usize) -> bool {
+        self.take_sightings(queue);
         for lower in Criticality::ALL.into_iter().filter(|&lower| lower < rank) {
             queue.quiet[lower] = 0;
         }

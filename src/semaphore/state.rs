@@ -44,6 +44,10 @@ pub(super) struct Inner {
     /// Set (to 1) when a codel admission took a free permit on the fast
     /// path: a permit was idle (`queue/codel.rs`).
     idle: AtomicUsize,
+    /// Set (to 1) when a default or critical call took a permit since a
+    /// locked arrival last looked: a sight of that rank, which ends the
+    /// loans of the ranks below it (`lending.rs`), noted without the lock.
+    pub(super) sighted: PerCriticality<AtomicUsize>,
 }
 
 /// Why a lock-free take failed.
@@ -74,6 +78,7 @@ impl Inner {
             out: PerCriticality::default(),
             displaced: PerCriticality::default(),
             idle: AtomicUsize::new(0),
+            sighted: PerCriticality::default(),
         }
     }
 
@@ -253,11 +258,18 @@ impl Inner {
         }
     }
 
-    /// One more permit of `rank` out (not counted for default ones).
+    /// One more permit of `rank` out (not counted for default ones), and a
+    /// sight of `rank` unless it is the lowest.
     #[inline]
     pub(super) fn count_taken(&self, rank: Criticality) {
         if rank != Criticality::Default {
             self.out[rank].fetch_add(1, Ordering::Relaxed);
+        }
+        // A load first: a limiter without reserves never clears the flag, so
+        // its takes only read it (no store on a shared line per call).
+        let sighted = &self.sighted[rank];
+        if rank != Criticality::Sheddable && sighted.load(Ordering::Relaxed) == 0 {
+            sighted.store(1, Ordering::Relaxed);
         }
     }
 

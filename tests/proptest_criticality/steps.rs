@@ -32,6 +32,7 @@ impl Model {
             );
             self.available -= 1;
             self.counts.admitted[index(rank)] += 1;
+            self.sight(rank);
             self.holders.push(Holder {
                 id,
                 rank,
@@ -115,6 +116,7 @@ impl Model {
         );
         self.available -= 1;
         self.counts.admitted[index(rank)] += 1;
+        self.sight(rank);
         self.holders.push(Holder {
             id,
             rank,
@@ -260,6 +262,7 @@ impl Model {
                 self.waiters.remove(at);
                 self.counts.admitted[index(waiter.rank)] += 1;
                 let (rank, key, epoch) = (waiter.rank, waiter.key, waiter.epoch);
+                self.sight(rank);
                 self.holders.push(Holder {
                     id,
                     rank,
@@ -395,6 +398,14 @@ impl Model {
             flow.first()
         };
         *chosen.expect("a waiter of that key")
+    }
+
+    /// A call of `rank` took a permit: a sight of it, which ends the loans
+    /// of the ranks below (however it took the permit).
+    fn sight(&mut self, rank: Criticality) {
+        for lower in RANKS.into_iter().filter(|&lower| lower < rank) {
+            self.quiet[index(lower)] = 0;
+        }
     }
 
     fn grant(&mut self, chosen: usize, lent: bool) {
