@@ -85,6 +85,27 @@ describe("reserves: the share of the limit each criticality may hold", () => {
   });
 });
 
+describe("reserves that waste nothing", () => {
+  test("a limiter whose calls are all of one criticality uses its whole limit; a critical call ends the loan", async () => {
+    // The case: limit 3 with the default reserve, only default
+    // calls. Kept, the reserve would admit 2 of them.
+    const limiter = new Limiter({ maxInFlight: 3 });
+    const gate = deferred();
+    const held = [];
+    assert.equal(await fill(limiter, "default", gate, held), 3, "the reserve is lent: all 3 slots");
+    // A critical call finds the slots lent out (no queue: refused), and ends the loan.
+    const critical = await settle(limiter.run(() => 1, { criticality: "critical" }));
+    assert.equal(critical.error.reason, "limit");
+    gate.resolve();
+    await Promise.all(held);
+    const next = deferred();
+    assert.equal(await fill(limiter, "default", next, held), 2, "kept again once a critical call was seen");
+    assert.equal((await settle(limiter.run(() => "ok", { criticality: "critical" }))).value, "ok");
+    next.resolve();
+    await Promise.all(held);
+  });
+});
+
 describe("shed order under overload", () => {
   test("sheddable calls are refused before default ones, default ones before critical ones", async () => {
     const limiter = new Limiter({ maxInFlight: 10 });

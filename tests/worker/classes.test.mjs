@@ -39,7 +39,19 @@ describe("criticality: shed order, the header, displacement", () => {
     await Promise.all([shared, single].map((o) => o?.close()));
   });
 
+  /**
+   * One critical request to its end: a sight of a critical request, so the
+   * reserve is kept (not lent to the lower criticalities) for the next
+   * 4 x maxInFlight requests that find no slot free (docs/gateway.md).
+   */
+  async function seeCritical() {
+    shared.behave(answer({ ok: true }));
+    const seen = await worker.get("/checkout/seen");
+    assert.equal(seen.status, 200, seen.text);
+  }
+
   test("an overloaded origin refuses sheddable requests while critical (and default) ones still get in", async () => {
+    await seeCritical();
     const held = gate();
     shared.behave(after(held, answer({ ok: true })));
     const batch = [worker.get("/batch/1"), worker.get("/batch/2")];
@@ -59,11 +71,12 @@ describe("criticality: shed order, the header, displacement", () => {
     const classes = stats.origins.shared.byCriticality;
     assert.deepEqual(
       [classes.sheddable.admitted, classes.sheddable.shed, classes.default.admitted, classes.critical.admitted],
-      [2, 1, 1, 1],
+      [2, 1, 1, 2],
     );
   });
 
   test("edgeshed-criticality lowers a route's criticality but never raises it", async () => {
+    await seeCritical();
     const held = gate();
     shared.behave(after(held, answer({ ok: true })));
     const holders = [worker.get("/batch/a"), worker.get("/batch/b"), worker.get("/plain/c")];
@@ -230,5 +243,58 @@ describe("rate limits and fair share", () => {
     } finally {
       await broken.dispose();
     }
+  });
+});
+
+describe("reserves that waste nothing", () => {
+  let solo, other, worker;
+  before(async () => {
+    solo = await startOrigin("solo");
+    other = await startOrigin("other");
+    worker = await startWorker({
+      statsPublic: true,
+      origins: {
+        solo: { url: solo.url, maxInFlight: 3, maxQueue: 0 },
+        other: { url: other.url, maxInFlight: 3, maxQueue: 0 },
+      },
+      // A criticality named on one route puts the default reserve on every limit.
+      routes: [
+        { prefix: "/solo/", origin: "solo" },
+        { prefix: "/solo-checkout/", origin: "solo", criticality: "critical" },
+        { prefix: "/other/", origin: "other", criticality: "critical" },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await Promise.all([solo, other].map((o) => o?.close()));
+  });
+
+  test("an origin that only sees default requests admits its whole maxInFlight; a critical request ends the loan", async () => {
+    const held = gate();
+    solo.behave(after(held, answer({ ok: true })));
+    const requests = [worker.get("/solo/1"), worker.get("/solo/2"), worker.get("/solo/3")];
+    // Kept, the reserve would have admitted 2 (the third answered 503 at once).
+    await worker.until((s) => s.origins.solo.inFlight === 3, { what: "all 3 default requests admitted" });
+    const full = await worker.get("/solo/4");
+    assert.deepEqual(full.json, { error: "overloaded", scope: "origin:solo", reason: "limit" });
+    // A critical request finds the slots lent out: refused, and the loan ends.
+    const critical = await worker.get("/solo-checkout/1");
+    assert.equal(critical.status, 503, critical.text);
+    held.open();
+    for (const r of await Promise.all(requests)) assert.equal(r.status, 200, r.text);
+    await worker.until(idle, { what: "idle" });
+    // Kept again: two default requests, and the third slot stays for a critical one.
+    const again = gate();
+    solo.behave(after(again, answer({ ok: true })));
+    const two = [worker.get("/solo/5"), worker.get("/solo/6")];
+    await solo.arrivals(5); // in total: 3 before, 2 now
+    const third = await worker.get("/solo/7");
+    assert.equal(third.status, 503, third.text);
+    const checkout = worker.get("/solo-checkout/2");
+    await worker.until((s) => s.origins.solo.inFlight === 3, { what: "the critical request in the kept slot" });
+    again.open();
+    for (const r of await Promise.all([...two, checkout])) assert.equal(r.status, 200, r.text);
+    await worker.until(idle, { what: "idle" });
   });
 });

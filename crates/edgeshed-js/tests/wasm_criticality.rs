@@ -35,6 +35,11 @@ fn class_stat(limiter: &Limiter, criticality: &str, key: &str) -> f64 {
 #[wasm_bindgen_test]
 async fn sheddable_calls_are_shed_first_and_critical_ones_last() {
     let limiter = limiter(r#"{"maxInFlight": 10}"#);
+    // A critical call first: seen, it keeps the reserve from being lent
+    // (until one is seen, a limiter lends its reserve to lower ranks).
+    outcome(run(&limiter, returning(&"c".into()), of("critical")))
+        .await
+        .unwrap();
     let gate = deferred();
     let log = Array::new();
     let mut held: Vec<Promise> = Vec::new();
