@@ -78,9 +78,19 @@ const DRAIN_SAMPLES: u64 = 8;
 /// a factor of three of each other.
 const MAX_DRAIN_SAMPLES: u64 = 192;
 const DRAIN_ERROR: f64 = 0.01;
+/// The first drain (the warm start) closes at this error: it holds the
+/// initial limit rather than draining, and only seeds the baseline until
+/// the first synchronised drain measures it (the baseline keeps the lowest
+/// of its drains, so a seed measured under a queue is replaced at once).
+const STARTUP_ERROR: f64 = 0.05;
 /// The most round trips a drain measures for: its cost, where a small
 /// limit collects its calls slowly.
 const MAX_DRAIN_ROUNDS: u64 = 24;
+/// The longest period, in seconds, before the first drain after the warm
+/// start: a fleet whose initial limits were above the capacity stays
+/// overloaded until then (4 s: a new isolate of a healthy origin serves at
+/// its initial limit or above for its first seconds, at any RTT).
+const FIRST_DRAIN_WITHIN: u64 = 4;
 /// Fewest served calls that make a drain's mean worth keeping.
 const MIN_DRAIN_SAMPLES: u64 = 3;
 
@@ -126,22 +136,22 @@ impl Active {
 }
 
 /// What a finished call meant for the drains.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Step {
     /// No drain: the call belongs to the limit's window.
     Normal,
     /// A drain is on (or started with this call): hold the drain limit.
     Draining,
-    /// The drain ended with this call: back to the limit (`startup`: it was
-    /// the first drain, which measured the first no-load RTT).
-    Ended { startup: bool },
+    /// The drain ended with this call: back to the limit (`seed`: it was
+    /// the warm start, which measured this mean RTT at the initial limit).
+    Ended { seed: Option<f64> },
 }
 
 impl Drains {
     /// Takes `call` into account. `flush`: how long the calls already
     /// queued need to finish (the current RTT, seconds); `limits`: what a
-    /// periodic drain holds, and what the startup drain holds (the
-    /// minimum). Records the drain's calls in `baseline` when it ends.
+    /// periodic drain holds, and what the startup drain holds (the initial
+    /// limit: a warm start that measures the first calls where they run). Records the drain's calls in `baseline` when it ends.
     pub(crate) fn observe(
         &mut self,
         call: &FinishedCall,
@@ -151,7 +161,14 @@ impl Drains {
     ) -> Step {
         let now = call.completed;
         let epoch = |baseline: &Baseline| {
-            let no_load = baseline.no_load_secs().unwrap_or(flush);
+            let Some(no_load) = baseline.no_load_secs() else {
+                // After the warm start, before any drain: the first drain
+                // comes at the startup period of the seed (its RTT), but at
+                // most FIRST_DRAIN_WITHIN later, whatever the seed (which a
+                // queue may have made long).
+                let period = power_of_two(flush, 32.0).min(FIRST_DRAIN_WITHIN);
+                return (call.wall / period as f64) as u64;
+            };
             let rounds = if baseline.drains() < 3 { 32.0 } else { 256.0 };
             (call.wall / power_of_two(no_load, rounds) as f64) as u64
         };
@@ -179,7 +196,12 @@ impl Drains {
                 }
                 let window = &active.window;
                 if active.closing.is_none() {
-                    let noisy = window.relative_error().is_none_or(|e| e > DRAIN_ERROR);
+                    let goal = if active.startup {
+                        STARTUP_ERROR
+                    } else {
+                        DRAIN_ERROR
+                    };
+                    let noisy = window.relative_error().is_none_or(|e| e > goal);
                     let more = window.served() < DRAIN_SAMPLES
                         || (noisy && window.served() < MAX_DRAIN_SAMPLES);
                     if !more {
@@ -194,21 +216,27 @@ impl Drains {
                 if !finished && now < active.until {
                     return Step::Draining;
                 }
-                if active.window.served() >= MIN_DRAIN_SAMPLES {
+                let enough = active.window.served() >= MIN_DRAIN_SAMPLES;
+                if active.startup {
+                    // The warm start's mean is a seed, not a drain: measured
+                    // at the initial limit, it stays out of the baseline's
+                    // memory (which pools its drains).
+                    let seed = active.window.mean_secs().filter(|_| enough);
+                    *self = match seed {
+                        None => Self::Startup,
+                        Some(_) => Self::Idle {
+                            epoch: epoch(baseline),
+                        },
+                    };
+                    return Step::Ended { seed };
+                }
+                if enough {
                     baseline.record_drain(&active.window);
                 }
-                let startup = active.startup;
-                let measured = baseline.drains() > 0;
-                *self = if startup && !measured {
-                    Self::Startup
-                } else {
-                    Self::Idle {
-                        epoch: epoch(baseline),
-                    }
+                *self = Self::Idle {
+                    epoch: epoch(baseline),
                 };
-                Step::Ended {
-                    startup: startup && measured,
-                }
+                Step::Ended { seed: None }
             }
         }
     }

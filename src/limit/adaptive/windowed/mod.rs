@@ -35,17 +35,23 @@ use state::State;
 /// * **One outcome contract.** Only served calls inform the RTT. A window
 ///   with drops multiplies the limit by 0.8 (once, however many drops) and
 ///   never moves the baseline.
+/// * **A warm start.** The first finished call starts a *seed* at the
+///   initial limit: the calls admitted after it (at least 8, until their
+///   mean's relative error is 5 %) give a provisional no-load RTT, and the
+///   limit serves at its initial value meanwhile (a new isolate is not
+///   held at one call). The first synchronised drain, at most 4 s later,
+///   holds the minimum so the whole fleet empties the origin's queue and
+///   measures it; if the seed was over 1.5 × that, the initial limits were
+///   above the capacity, and slow start begins again from the minimum.
 /// * **A no-load RTT from synchronised drains** ([`Baseline`],
-///   [`DrainSchedule`]): the first finished call starts a drain at the
-///   minimum limit; then every limiter drains at the same wall-clock
+///   [`DrainSchedule`]): every limiter drains at the same wall-clock
 ///   moments, to 0.85 of what it had in flight divided by the last RTT
 ///   ratio, so that the fleet keeps about 0.85 of the origin's capacity in
 ///   flight, the queue empties, and most of the throughput stays.
-/// * **Slow start from the bottom**: after the first drain the limit starts
-///   at its minimum (not at the configured initial limit, which may lie far
-///   above the capacity) and doubles per window while the rule sees room;
-///   after a run of drops it does the same up to the level before them
-///   (TCP's ssthresh, RFC 5681 §3.1).
+/// * **Slow start**: from the initial limit after the warm start (from the
+///   minimum when the warm start ran under a queue), doubling per window
+///   while the rule sees room; after a run of drops it does the same up to
+///   the level before them (TCP's ssthresh, RFC 5681 §3.1).
 /// * **No upward path from under-used windows**: a window in which the
 ///   limit was never reached never raises it (stricter than the published
 ///   "half the limit in use", which let an isolate's limit climb to twice
@@ -79,9 +85,18 @@ impl<R: WindowRule> Windowed<R> {
         &mut self.rule
     }
 
-    /// The no-load RTT estimate.
+    /// The no-load RTT estimate of the drains.
     pub fn baseline(&self) -> &Baseline {
         &self.state.baseline
+    }
+
+    /// The no-load RTT the limit judges by: the drains' baseline, else (after
+    /// the warm start, before the first drain) the mean RTT of the first
+    /// calls at the initial limit.
+    pub fn no_load(&self) -> Option<Duration> {
+        self.state
+            .no_load()
+            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
     }
 
     /// The real-valued limit the applied one dithers around.

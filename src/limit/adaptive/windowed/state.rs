@@ -22,6 +22,9 @@ const MAX_WINDOW: u64 = 48;
 const MAX_ROUNDS: f64 = 64.0;
 /// The factor a window with drops applies to the limit.
 const DROP_BACKOFF: f64 = 0.8;
+/// A warm start whose mean RTT was above this many times the first drain's
+/// ran under a queue (its initial limit was above the capacity).
+const SEED_QUEUED: f64 = 1.5;
 /// What share of the origin's capacity the fleet keeps in flight during a
 /// drain: below 1 so that the queue empties even where the RTT ratio
 /// underestimates the overload.
@@ -46,6 +49,12 @@ pub(crate) struct State {
     recent_rtt: Option<f64>,
     /// The last window's measured ratio and busiest moment.
     recent_load: Option<(f64, usize)>,
+    /// The warm start's mean RTT, measured at the initial limit (under
+    /// whatever queue the fleet's initial limits made): the no-load RTT
+    /// until the first synchronised drain, which holds the minimum so that
+    /// the whole fleet drains at once and measures the origin's own RTT,
+    /// whatever the initial limits were.
+    seed: Option<f64>,
 }
 
 impl State {
@@ -67,6 +76,7 @@ impl State {
             dropping: false,
             recent_rtt: None,
             recent_load: None,
+            seed: None,
         }
     }
 
@@ -116,6 +126,9 @@ impl State {
     /// capacity is about that ratio), so its queue empties, while the drain
     /// keeps most of the throughput and measures many calls.
     fn drain_limit(&self) -> f64 {
+        if self.baseline.drains() == 0 {
+            return self.bounds.min() as f64;
+        }
         let (ratio, in_flight) = self.recent_load.unwrap_or((1.0, usize::MAX));
         let used = self.limit.min(in_flight as f64);
         self.bounds.clamp_f64(used * DRAIN_DEPTH / ratio.max(1.0))
@@ -123,8 +136,11 @@ impl State {
 
     /// The no-load RTT in seconds: the drains', or for windows fed from
     /// elsewhere before any drain, the lowest window mean.
-    fn no_load(&self) -> Option<f64> {
-        self.baseline.no_load_secs().or(self.lowest_window)
+    pub(super) fn no_load(&self) -> Option<f64> {
+        self.baseline
+            .no_load_secs()
+            .or(self.seed)
+            .or(self.lowest_window)
     }
 
     /// The rule applied to one closed window that spanned `span` seconds.
@@ -184,15 +200,29 @@ impl State {
         let call = FinishedCall::new(sample);
         let now = call.completed;
         let flush = self.recent_rtt.unwrap_or(0.0).max(now - call.started);
-        let limits = (self.drain_limit(), self.bounds.min() as f64);
+        // The first drain is a warm start: it holds the initial limit (see
+        // `Drains::observe`).
+        let limits = (self.drain_limit(), self.bounds.initial() as f64);
         match (self.drains).observe(&call, flush, limits, &mut self.baseline) {
             Step::Draining => return self.apply(),
-            Step::Ended { startup } => {
-                if startup {
-                    // Slow start from the bottom, not from the configured
-                    // initial limit, which may be far above the capacity.
-                    self.limit = self.bounds.min() as f64;
+            Step::Ended { seed } => {
+                // After the warm start the limit stays where it was (the
+                // initial limit) and slow start goes on from there.
+                let first_drain =
+                    seed.is_none() && self.seed.is_some() && self.baseline.drains() == 1;
+                if let (true, Some(seed), Some(no_load)) =
+                    (first_drain, self.seed, self.baseline.no_load_secs())
+                {
+                    if seed > SEED_QUEUED * no_load {
+                        // The warm start ran under a queue: the initial
+                        // limits were above the capacity. Slow start from
+                        // the bottom, as a limit with no warm start would.
+                        self.limit = self.bounds.min() as f64;
+                        self.slow_start = true;
+                        self.ssthresh = self.bounds.max() as f64;
+                    }
                 }
+                self.seed = seed.or(self.seed);
                 self.window = WindowSummary::default();
                 self.since = Some(now);
                 self.opened = Some(now);
