@@ -58,8 +58,24 @@ fn fair_share_without_any_queue_is_a_warning_naming_the_route() {
         "{lines:?}"
     );
     assert!(lines[0].contains("give origins.a a maxQueue"), "{lines:?}");
-    // One limit that queues is enough for the fair share to act.
     assert_eq!(warnings(&config(4)), Vec::<String>::new());
+    // A fan-out: it acts at the origin that queues, not at the one that does not.
+    let fan_out = json!({
+        "global": { "maxQueue": 8, "queueTimeoutMs": 50 },
+        "origins": {
+            "users": { "url": "https://u.example", "maxQueue": 4, "queueTimeoutMs": 50 },
+            "recs": { "url": "https://r.example" }
+        },
+        "routes": [ { "path": "/agg", "fairness": { "key": "ip" }, "fanout": [
+            { "origin": "users", "path": "/u" }, { "origin": "recs", "path": "/r" }, { "origin": "recs", "path": "/s" }
+        ] } ]
+    });
+    assert_eq!(
+        warnings(&fan_out),
+        vec!["routes[0].fairness does nothing at origins.recs: its maxQueue is 0, and a fair share \
+              only refuses a key while other keys wait in the limit's queue (it acts at global, origins.users)"
+            .to_string()]
+    );
 }
 
 #[test]

@@ -47,8 +47,8 @@ pub enum BindingKind {
 }
 
 impl Config {
-    /// Every warning, in configuration order: a route's `fairness` that no
-    /// limit it passes can apply (none queues), the default reserve that a
+    /// Every warning, in configuration order: a route's `fairness` at a
+    /// limit without a queue (where it cannot act), the default reserve that a
     /// route's `criticality` puts on every limit without a `reserve` of its
     /// own (with the ceilings it leaves), and a budget lease shorter than
     /// twice its origin's time limit.
@@ -57,7 +57,7 @@ impl Config {
             .routes
             .iter()
             .enumerate()
-            .filter_map(|(index, route)| self.idle_fairness(index, route))
+            .flat_map(|(index, route)| self.idle_fairness(index, route))
             .collect();
         if let Some(index) = self
             .routes
@@ -103,10 +103,16 @@ impl Config {
         budgets.chain(rates).collect()
     }
 
-    /// The route's `fairness`, if none of the limits it passes queues: a
-    /// fair share only refuses a key while other keys wait.
-    fn idle_fairness(&self, index: usize, route: &Route) -> Option<Warning> {
-        route.admission().fairness.as_ref()?;
+    /// The route's `fairness` where it cannot act: a fair share only
+    /// refuses a key while other keys wait, so not at a limit without a
+    /// queue. One warning when no limit the route passes queues; else one
+    /// per origin of the route without a queue (the global limit, a
+    /// backstop that queues by default only when configured to, is named
+    /// only in the first case).
+    fn idle_fairness(&self, index: usize, route: &Route) -> Vec<Warning> {
+        if route.admission().fairness.is_none() {
+            return Vec::new();
+        }
         let mut origins: Vec<usize> = Vec::new();
         let named: Vec<usize> = match route {
             Route::FanOut { calls, .. } => calls.iter().map(|call| call.origin).collect(),
@@ -118,22 +124,42 @@ impl Config {
             }
         }
         let named = origins.iter().filter_map(|&at| self.origins.get(at));
-        let mut limits = vec![("global".to_string(), &self.global)];
-        limits.extend(named.map(|origin| (format!("origins.{}", origin.name), &origin.limit)));
-        if limits.iter().any(|(_, limit)| limit.max_queue > 0) {
-            return None;
+        let origins: Vec<(String, &Limit)> = named
+            .map(|origin| (format!("origins.{}", origin.name), &origin.limit))
+            .collect();
+        let path = format!("routes[{index}].fairness");
+        let queueing: Vec<&str> = core::iter::once(("global", &self.global))
+            .chain(origins.iter().map(|(name, limit)| (name.as_str(), *limit)))
+            .filter(|(_, limit)| limit.max_queue > 0)
+            .map(|(name, _)| name)
+            .collect();
+        if queueing.is_empty() {
+            let names: Vec<&str> = core::iter::once("global")
+                .chain(origins.iter().map(|(name, _)| name.as_str()))
+                .collect();
+            let to_queue = names.last().copied().unwrap_or("global");
+            return vec![Warning {
+                path,
+                message: format!(
+                    "has no effect: no limit this route passes ({}) has a queue (maxQueue 0), \
+                     and a fair share only refuses a key while other keys wait in one; give \
+                     {to_queue} a maxQueue and queueTimeoutMs",
+                    names.join(", ")
+                ),
+            }];
         }
-        let names: Vec<&str> = limits.iter().map(|(path, _)| path.as_str()).collect();
-        let to_queue = names.last().copied().unwrap_or("global");
-        Some(Warning {
-            path: format!("routes[{index}].fairness"),
-            message: format!(
-                "has no effect: no limit this route passes ({}) has a queue (maxQueue 0), and a \
-                 fair share only refuses a key while other keys wait in one; give {to_queue} a \
-                 maxQueue and queueTimeoutMs",
-                names.join(", ")
-            ),
-        })
+        origins
+            .iter()
+            .filter(|(_, limit)| limit.max_queue == 0)
+            .map(|(name, _)| Warning {
+                path: path.clone(),
+                message: format!(
+                    "does nothing at {name}: its maxQueue is 0, and a fair share only refuses a \
+                     key while other keys wait in the limit's queue (it acts at {})",
+                    queueing.join(", ")
+                ),
+            })
+            .collect()
     }
 }
 
