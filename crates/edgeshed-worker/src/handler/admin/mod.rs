@@ -25,6 +25,7 @@ fn same_secret(given: &str, expected: &str) -> bool {
 
 /// Whether `request` may read the admin endpoints under `admin`.
 enum Access {
+    /// `statsPublic`, or the bearer of the `statsToken`.
     Allowed,
     /// Neither `statsToken` nor `statsPublic`.
     Closed,
@@ -32,6 +33,7 @@ enum Access {
     Unauthorized,
 }
 
+/// The access `request` has (its `Authorization` compared in constant time).
 fn access(admin: &Admin, request: &web_sys::Request) -> Result<Access, JsValue> {
     Ok(match admin {
         Admin::Closed => Access::Closed,
