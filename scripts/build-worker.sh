@@ -6,11 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
-# `wrangler deploy` runs this build first: refuse the local demo
-# configuration before anything is uploaded (scripts/deploy-guard.mjs).
-if [ "${WRANGLER_COMMAND:-}" = deploy ]; then
-  node scripts/deploy-guard.mjs
-fi
 log=$(mktemp)
 if ! bash scripts/wasm-build.sh edgeshed-worker dist/worker --no-typescript >"$log" 2>&1; then
   cat "$log" >&2
@@ -25,3 +20,9 @@ wasm=dist/worker/edgeshed_bg.wasm
 raw=$(wc -c <"$wasm")
 gz=$(gzip -9 -c "$wasm" | wc -c)
 echo "edgeshed worker: $wasm raw $((raw / 1024)).$(((raw % 1024) * 10 / 1024)) KiB, gzip $((gz / 1024)).$(((gz % 1024) * 10 / 1024)) KiB"
+# `wrangler deploy` runs this build first: refuse the local demo
+# configuration, or one the gateway would refuse (checked by this very wasm),
+# before anything is uploaded (scripts/deploy-guard.mjs).
+if [ "${WRANGLER_COMMAND:-}" = deploy ]; then
+  node scripts/deploy-guard.mjs
+fi

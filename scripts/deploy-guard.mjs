@@ -1,13 +1,18 @@
 // Refuses to let `wrangler deploy` ship a configuration that only makes sense
 // on this machine: wrangler.toml's demo (loopback origins, an open
-// /__edgeshed/*). scripts/build-worker.sh runs it when wrangler runs the
-// build for a deploy (WRANGLER_COMMAND=deploy), before anything is uploaded.
+// /__edgeshed/*), and one the gateway would refuse. scripts/build-worker.sh
+// runs it when wrangler runs the build for a deploy (WRANGLER_COMMAND=deploy),
+// after the wasm build and before anything is uploaded.
 //
 // It reads the configuration wrangler is deploying: the `--config`, `--env`
 // and `--var EDGESHED:...` of the wrangler command that started the build
 // (from the process tree), then wrangler.toml as wrangler reads it. A binding
 // from a secret (no EDGESHED var) is the user's own and is not checked.
 //
+// - a configuration the gateway refuses (scripts/check-config.mjs: the
+//   worker's own validator, in the wasm just built): the deploy fails (exit
+//   1, also with --dry-run), listing every error with its key; its warnings
+//   (and a binding it names that the wrangler config lacks) are printed;
 // - an origin on 127.0.0.1 / localhost / ::1, or "statsPublic": true: the
 //   deploy fails (exit 1) with what to do instead;
 // - `--dry-run` (nothing is uploaded), or EDGESHED_ALLOW_DEMO_DEPLOY=1: a
@@ -16,6 +21,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkBinding, formatReport } from "./check-config.mjs";
 
 const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..");
 
@@ -100,12 +106,26 @@ async function main() {
   const args = wranglerDeployArgs();
   const { config, env, dryRun, edgeshedVar } = parseDeployArgs(args ?? []);
   const configPath = resolve(config ?? join(ROOT, "wrangler.toml"));
-  const binding = edgeshedVar ?? unstable_readConfig({ config: configPath, env }).vars?.EDGESHED;
-  const where = edgeshedVar !== undefined ? "--var EDGESHED" : `${configPath}${env ? ` [env.${env}]` : ""} vars`;
+  const wranglerConfig = unstable_readConfig({ config: configPath, env });
+  const binding = edgeshedVar ?? wranglerConfig.vars?.EDGESHED;
+  const file = `${configPath}${env ? ` [env.${env}]` : ""}`;
+  const where = edgeshedVar !== undefined ? "--var EDGESHED" : `${file} vars`;
   if (binding === undefined) {
     console.log(`edgeshed deploy check: no EDGESHED var in ${where}; the binding must come from a secret (wrangler secret put EDGESHED)`);
     return 0;
   }
+  const report = await checkBinding(binding, { wrangler: { config: wranglerConfig, where: file } });
+  const [, ...details] = formatReport(where, report);
+  if (report.errors.length > 0) {
+    const lines = [
+      `edgeshed: REFUSING TO DEPLOY: the EDGESHED configuration (${where}) is invalid; the gateway would answer 500 on every request:`,
+      ...details,
+      "Fix it and check it with: node scripts/check-config.mjs my-config.json --wrangler wrangler.toml (docs/deploy.md)",
+    ];
+    console.error(lines.join("\n"));
+    return 1;
+  }
+  if (report.warnings.length > 0) console.log([`edgeshed deploy check: warnings for the configuration from ${where}:`, ...details].join("\n"));
   const problems = localOnly(binding);
   if (problems.length === 0) {
     console.log(`edgeshed deploy check: the configuration from ${where} has no local-only settings`);

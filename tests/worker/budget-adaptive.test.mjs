@@ -91,6 +91,7 @@ describe("fleet budget: adaptive fleet limit", () => {
 
   test("budget.adaptive and budget.maxInFlight together are a configuration error", async () => {
     const broken = await startFleet({
+      statsToken: "t",
       origins: {
         users: { url: users.url, budget: { maxInFlight: 4, adaptive: { algorithm: "vegas" } } },
       },
@@ -99,7 +100,9 @@ describe("fleet budget: adaptive fleet limit", () => {
     try {
       const r = await broken.get(0, "/aggregate");
       assert.equal(r.status, 500, r.text);
-      assert.match(r.json.message, /origins\.users\.budget: maxInFlight and adaptive are both given/);
+      assert.deepEqual(r.json, { error: "misconfigured" });
+      const details = await broken.get(0, "/__edgeshed/stats", { headers: { authorization: "Bearer t" } });
+      assert.match(details.json.message, /origins\.users\.budget: maxInFlight and adaptive are both given/);
     } finally {
       await broken.dispose();
     }

@@ -173,19 +173,25 @@ describe("fleet budget: idle capacity is never refused (3 isolates, local limit 
 });
 
 describe("fleet budget: configuration", () => {
-  test("a budget binding absent from env answers 500 config naming origins.<name>.budget.binding", async () => {
-    const worker = await startWorker({
-      origins: { users: { url: "http://127.0.0.1:9", budget: { binding: "NO_SUCH_NAMESPACE", maxInFlight: 3 } } },
-      routes: [{ path: "/aggregate", fanout: [{ origin: "users", path: "/u" }] }],
-    });
+  test("a budget binding absent from env answers 500 misconfigured; the admin endpoints name origins.<name>.budget.binding", async () => {
+    const worker = await startWorker(
+      {
+        statsToken: "t",
+        origins: { users: { url: "http://127.0.0.1:9", budget: { binding: "NO_SUCH_NAMESPACE", maxInFlight: 3 } } },
+        routes: [{ path: "/aggregate", fanout: [{ origin: "users", path: "/u" }] }],
+      },
+      { statsToken: "t" },
+    );
     try {
-      for (const path of ["/aggregate", "/__edgeshed/stats"]) {
-        const r = await worker.get(path);
-        assert.equal(r.status, 500, r.text);
-        assert.equal(r.json.error, "config");
-        assert.match(r.json.message, /origins\.users\.budget\.binding/);
-        assert.match(r.json.message, /NO_SUCH_NAMESPACE/);
-      }
+      const r = await worker.get("/aggregate");
+      assert.equal(r.status, 500, r.text);
+      assert.deepEqual(r.json, { error: "misconfigured" });
+      // Found only with env (after the configuration was read): its admin access still holds.
+      const details = await worker.get("/__edgeshed/stats", { headers: { authorization: "Bearer t" } });
+      assert.equal(details.status, 500, details.text);
+      assert.equal(details.json.error, "misconfigured");
+      assert.match(details.json.message, /origins\.users\.budget\.binding/);
+      assert.match(details.json.message, /NO_SUCH_NAMESPACE/);
     } finally {
       await worker.dispose();
     }
@@ -205,6 +211,7 @@ describe("fleet budget: configuration", () => {
     try {
       const r = await worker.get("/aggregate");
       assert.equal(r.status, 500, r.text);
+      const [logged] = (await worker.logged()).filter((l) => l.message.startsWith("edgeshed: configuration error"));
       for (const key of [
         "origins.users.maxInflight",
         "origins.users.budget.maxInflight",
@@ -214,7 +221,7 @@ describe("fleet budget: configuration", () => {
         "origins.users.budget.binding",
         "origins.recs.budget must be an object",
       ]) {
-        assert.ok(r.json.message.includes(key), `${key} in: ${r.json.message}`);
+        assert.ok(logged.message.includes(key), `${key} in: ${logged.message}`);
       }
     } finally {
       await worker.dispose();

@@ -233,13 +233,17 @@ describe("rate limits and fair share", () => {
 
   test("a rate-limit binding missing from env is a configuration error naming the key", async () => {
     const broken = await startWorker({
+      statsToken: "t",
       origins: { fast: { url: fast.url } },
       routes: [{ prefix: "/p/", origin: "fast", rateLimit: { binding: "NOPE" } }],
     });
     try {
       const r = await broken.get("/p/x");
       assert.equal(r.status, 500);
-      assert.match(r.json.message, /routes\[0\]\.rateLimit\.binding: env has no Rate Limiting binding "NOPE"/);
+      assert.deepEqual(r.json, { error: "misconfigured" });
+      // Found with env, after the configuration was read: its statsToken still opens the details.
+      const details = await broken.get("/__edgeshed/stats", { headers: { authorization: "Bearer t" } });
+      assert.match(details.json.message, /routes\[0\]\.rateLimit\.binding: env has no Rate Limiting binding "NOPE"/);
     } finally {
       await broken.dispose();
     }

@@ -106,6 +106,25 @@ test("the check reads --env and --var as wrangler does: a loopback origin in pro
   assert.match(output, /origins\.api\.url http:\/\/localhost:8080 is this machine/);
 });
 
+// Issue 33: these passed the dry run and the guard ("has no local-only
+// settings"), and answered 500 on every request once deployed.
+const TYPO = { ...OWN, origins: { api: { ...OWN.origins.api, maxInflight: 6 } } };
+const NO_SLASH = { ...OWN, routes: [{ prefix: "/crit", origin: "api", criticality: "critical" }] };
+
+test("a configuration the gateway would refuse fails the deploy and the dry run, naming each error's key", T, async () => {
+  const typo = await dryRun(["--env", "production", "--var", `EDGESHED:${JSON.stringify(TYPO)}`]);
+  assert.notEqual(typo.code, 0, typo.output);
+  assert.match(typo.output, /edgeshed: REFUSING TO DEPLOY: the EDGESHED configuration \(--var EDGESHED\) is invalid/);
+  assert.match(typo.output, /  error: origins\.api\.maxInflight is not a known key/);
+  assert.doesNotMatch(typo.output, /has no local-only settings|--dry-run: exiting now/);
+  const slash = await wrangler(["deploy", "--env", "production", "--var", `EDGESHED:${JSON.stringify(NO_SLASH)}`]);
+  assert.notEqual(slash.code, 0, slash.output);
+  assert.match(slash.output, /REFUSING TO DEPLOY: the EDGESHED configuration \(--var EDGESHED\) is invalid/);
+  assert.match(slash.output, /  error: routes\[0\]\.prefix must end with "\/", got "\/crit"/);
+  // Stopped in the build: never got to the upload (nor to credentials).
+  assert.doesNotMatch(slash.output, /CLOUDFLARE_API_TOKEN|Total Upload/);
+});
+
 test("a dry run of the demo warns loudly and goes on; EDGESHED_ALLOW_DEMO_DEPLOY=1 lets a real deploy through", T, async () => {
   const demo = await dryRun([]);
   assert.equal(demo.code, 0, demo.output);

@@ -21,6 +21,7 @@ mod report;
 mod routes;
 #[cfg(test)]
 mod schema_tests;
+mod warnings;
 
 pub use adaptive::Adaptive;
 pub use budget::{DEFAULT_BUDGET_BINDING, DEFAULT_LEASE_TTL_MS};
@@ -28,6 +29,7 @@ pub use classes::{RateLimit, RouteAdmission};
 pub use error::ConfigError;
 pub use fairness::{Fairness, Weights};
 pub use key_source::KeySource;
+pub use warnings::{lease_warning, BindingKind, NamedBinding, Warning};
 
 use super::proxy_path::OriginUrl;
 use crate::budget::Unavailable;

@@ -4,7 +4,7 @@
 //! calls to origins and answers 503 + `Retry-After` on overload, built with
 //! wasm-pack by `scripts/build-worker.sh` and started by `worker/index.mjs`.
 //!
-//! The pure parts — configuration, path joining, metrics, the failure →
+//! The pure parts — configuration and its checker's report, path joining, metrics, the failure →
 //! status table, the fan-out's admission order, a request's criticality and
 //! key, the rate-limit headers — compile and are
 //! tested on every target; the HTTP handler (web-sys, on
@@ -13,6 +13,7 @@
 pub mod budget;
 #[cfg(target_arch = "wasm32")]
 pub mod budget_object;
+pub mod check;
 pub mod classify;
 pub mod config;
 pub mod failure;

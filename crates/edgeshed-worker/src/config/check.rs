@@ -14,17 +14,23 @@ use crate::proxy_path::OriginUrl;
 use core::time::Duration;
 
 /// The whole configuration.
+/// An error carries the admin access of `statsToken` / `statsPublic` when
+/// those keys are valid, so that the operator can read it there.
 pub(super) fn config(raw: &Section<RawConfig>) -> Result<Config, ConfigError> {
     let mut report = Report::default();
+    let mut access = None;
     let config = report
         .open(raw, "EDGESHED")
-        .and_then(|raw| build(&mut report, raw));
-    report.finish(config)
+        .and_then(|raw| build(&mut report, raw, &mut access));
+    report
+        .finish(config)
+        .map_err(|error| error.with_admin(access.unwrap_or(Admin::Closed)))
 }
 
-fn build(report: &mut Report, raw: &RawConfig) -> Option<Config> {
+fn build(report: &mut Report, raw: &RawConfig, access: &mut Option<Admin>) -> Option<Config> {
     let retry = report.int(&raw.retry_after_seconds, "retryAfterSeconds");
     let admin = admin(report, raw);
+    access.clone_from(&admin);
     let global = match &raw.global {
         None => Some(Limit::shedding(DEFAULT_GLOBAL_MAX_IN_FLIGHT)),
         Some(section) => report.open(section, "global").and_then(|global| {

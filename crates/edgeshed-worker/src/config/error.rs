@@ -1,16 +1,21 @@
-//! [`ConfigError`]: every problem of a configuration, each naming its key.
+//! [`ConfigError`]: every problem of a configuration, each naming its key,
+//! and who may read them on the admin endpoints.
 
+use super::Admin;
 use core::fmt;
 
 /// Most errors listed in one [`ConfigError`] message.
 const MAX_LISTED_ERRORS: usize = 20;
 
 /// What is wrong with a configuration: every problem found, each naming
-/// its key.
+/// its key, and the admin access (`statsToken`, `statsPublic`) the
+/// configuration still gave, if those keys were valid: the details are
+/// shown there, never in the public 500.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
     message: String,
     errors: Vec<String>,
+    admin: Admin,
 }
 
 impl ConfigError {
@@ -20,6 +25,7 @@ impl ConfigError {
         Self {
             errors: vec![message.clone()],
             message,
+            admin: Admin::Closed,
         }
     }
 
@@ -39,7 +45,23 @@ impl ConfigError {
                 message
             }
         };
-        Self { message, errors }
+        Self {
+            message,
+            errors,
+            admin: Admin::Closed,
+        }
+    }
+
+    /// The same error, readable on the admin endpoints as `admin` allows
+    /// (the configuration's own `statsToken` or `statsPublic`).
+    pub fn with_admin(self, admin: Admin) -> Self {
+        Self { admin, ..self }
+    }
+
+    /// Who may read this error on `/__edgeshed/*`: [`Admin::Closed`] unless
+    /// the configuration's admin keys were valid (and opened them).
+    pub fn admin(&self) -> &Admin {
+        &self.admin
     }
 
     /// The error of a missing or unreadable `EDGESHED` binding: the gateway

@@ -55,21 +55,34 @@ impl Gateway {
 
     fn from_env(env: &JsValue) -> Result<Gateway, ConfigError> {
         let config = read_config(env)?;
+        // What only `env` can refuse (a binding it lacks) is readable on the
+        // admin endpoints the valid configuration opened.
+        let runtimes = Self::runtimes(env, &config);
+        let (global, origins, routes) =
+            runtimes.map_err(|error| error.with_admin(config.admin.clone()))?;
+        Ok(Gateway {
+            config,
+            global,
+            origins,
+            routes,
+            reclaimed_tasks: Cell::new(0),
+        })
+    }
+
+    /// The global limiter and the runtimes of `config`'s origins and routes.
+    fn runtimes(
+        env: &JsValue,
+        config: &Config,
+    ) -> Result<(Global, Vec<OriginRuntime>, Vec<RouteRuntime>), ConfigError> {
         // The configuration refuses what the core refuses (a zero limit or
         // queue timeout); a refusal here still fails closed, naming the scope.
         let limit = &config.global;
         let options = config.options(limit);
         let global = Admission::with_options(limit.max_in_flight, limit.policy(), options, JsClock)
             .map_err(|error| ConfigError::new(format!("global: {error}")))?;
-        let origins = super::origin::runtimes(env, &config)?;
-        let routes = super::route::runtimes(env, &config)?;
-        Ok(Gateway {
-            config,
-            global: Global::new(global),
-            origins,
-            routes,
-            reclaimed_tasks: Cell::new(0),
-        })
+        let origins = super::origin::runtimes(env, config)?;
+        let routes = super::route::runtimes(env, config)?;
+        Ok((Global::new(global), origins, routes))
     }
 
     /// The origin at `index` (a route's origin), if any.

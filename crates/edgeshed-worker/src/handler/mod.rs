@@ -14,10 +14,12 @@
 //! Module dependency order (each uses only those before it):
 //! `respond`, `concurrently`, `convert` → `budget` → `origin` → `global` →
 //! `gateway` (with `route`: a route's criticality, key and rate limit) →
-//! `fanout`, `proxy` → `admin` → this module.
+//! `fanout`, `proxy` → `admin` → this module; `check` (the offline
+//! checker's export) uses only `convert`.
 
 mod admin;
 mod budget;
+mod check;
 mod concurrently;
 mod convert;
 mod fanout;
@@ -110,15 +112,20 @@ async fn route(
     ctx: JsValue,
 ) -> Result<web_sys::Response, JsValue> {
     let entry = JsClock.now();
+    let url = request.url();
+    let (path, query) = crate::proxy_path::split_request_url(&url);
     let gateway = match Gateway::for_isolate(&env) {
         Ok(gateway) => gateway,
-        Err(error) => {
-            let body = error_json("config", &[("message", error.message())]);
+        // The details (origin URLs among them) are for the operator: in the
+        // log, and on the admin endpoints the configuration opened.
+        Err(error) if path.starts_with("/__edgeshed/") => {
+            return admin::misconfigured(&error, &request);
+        }
+        Err(_) => {
+            let body = crate::check::PUBLIC_MISCONFIGURED.to_string();
             return ResponseParts::json(500, body).into_response();
         }
     };
-    let url = request.url();
-    let (path, query) = crate::proxy_path::split_request_url(&url);
     if path.starts_with("/__edgeshed/") {
         return admin::respond(&gateway, &request, path).await;
     }

@@ -1,12 +1,14 @@
 //! `/__edgeshed/stats` and `/__edgeshed/metrics`: outside the global limit,
 //! and closed unless the configuration opens them: 404 without `statsToken`
-//! or `"statsPublic": true`, 401 without the right bearer token.
+//! or `"statsPublic": true`, 401 without the right bearer token. While the
+//! configuration is invalid they show its errors instead, to the same readers.
 
 mod budget;
 
 use super::gateway::Gateway;
 use super::respond::{error_json, ResponseParts};
-use crate::config::Admin;
+use crate::check::{misconfigured_details, PUBLIC_MISCONFIGURED};
+use crate::config::{Admin, ConfigError};
 use crate::metrics::{render_prometheus, render_stats_json, Exposition, IsolateMetrics};
 use wasm_bindgen::JsValue;
 
@@ -21,31 +23,75 @@ fn same_secret(given: &str, expected: &str) -> bool {
             == 0
 }
 
+/// Whether `request` may read the admin endpoints under `admin`.
+enum Access {
+    /// `statsPublic`, or the bearer of the `statsToken`.
+    Allowed,
+    /// Neither `statsToken` nor `statsPublic`.
+    Closed,
+    /// A `statsToken`, and not its bearer.
+    Unauthorized,
+}
+
+/// The access `request` has (its `Authorization` compared in constant time).
+fn access(admin: &Admin, request: &web_sys::Request) -> Result<Access, JsValue> {
+    Ok(match admin {
+        Admin::Closed => Access::Closed,
+        Admin::Public => Access::Allowed,
+        Admin::Bearer(token) => {
+            let given = request.headers().get("authorization")?.unwrap_or_default();
+            let authorized = given
+                .strip_prefix("Bearer ")
+                .is_some_and(|given| same_secret(given.trim(), token));
+            if authorized {
+                Access::Allowed
+            } else {
+                Access::Unauthorized
+            }
+        }
+    })
+}
+
+/// 401 with the challenge.
+fn unauthorized() -> Result<web_sys::Response, JsValue> {
+    ResponseParts::json(401, error_json("unauthorized", &[]))
+        .header("www-authenticate", "Bearer realm=\"edgeshed\"")
+        .into_response()
+}
+
+/// Answers `/__edgeshed/*` while the configuration is invalid: 500 with
+/// every error to a reader the configuration's own (valid) `statsToken` or
+/// `statsPublic` lets in, 401 to a wrong bearer, and otherwise the public
+/// 500 that says only that the gateway is misconfigured.
+pub(crate) fn misconfigured(
+    error: &ConfigError,
+    request: &web_sys::Request,
+) -> Result<web_sys::Response, JsValue> {
+    let body = match access(error.admin(), request)? {
+        Access::Unauthorized => return unauthorized(),
+        Access::Closed => PUBLIC_MISCONFIGURED.to_string(),
+        Access::Allowed => misconfigured_details(error),
+    };
+    ResponseParts::json(500, body)
+        .header("cache-control", "no-store")
+        .into_response()
+}
+
 /// Answers `/__edgeshed/<path>` once the request may see it.
 pub(crate) async fn respond(
     gateway: &Gateway,
     request: &web_sys::Request,
     path: &str,
 ) -> Result<web_sys::Response, JsValue> {
-    match &gateway.config.admin {
+    match access(&gateway.config.admin, request)? {
         // Closed: indistinguishable from a path no route matches.
-        Admin::Closed => {
+        Access::Closed => {
             return ResponseParts::json(404, error_json("not_found", &[]))
                 .timing("admission", core::time::Duration::ZERO)
                 .into_response()
         }
-        Admin::Public => {}
-        Admin::Bearer(token) => {
-            let given = request.headers().get("authorization")?.unwrap_or_default();
-            let authorized = given
-                .strip_prefix("Bearer ")
-                .is_some_and(|given| same_secret(given.trim(), token));
-            if !authorized {
-                return ResponseParts::json(401, error_json("unauthorized", &[]))
-                    .header("www-authenticate", "Bearer realm=\"edgeshed\"")
-                    .into_response();
-            }
-        }
+        Access::Unauthorized => return unauthorized(),
+        Access::Allowed => {}
     }
     match path {
         "/__edgeshed/stats" => {

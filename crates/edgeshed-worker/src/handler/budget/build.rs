@@ -33,14 +33,8 @@ pub(crate) fn budgets(
             continue;
         }
         let timeout_ms = origin.timeout.map_or(0, |t| t.as_millis() as u64);
-        if budget.lease_ttl_ms < 2 * timeout_ms {
-            log_warning(&format!(
-                "edgeshed: origins.{0}.budget.leaseTtlMs ({1}) should be at least twice \
-                 origins.{0}.timeoutMs ({2}): an isolate admits no call that could outlive its \
-                 lease, and only calls of up to half the TTL are sure to end before the permits of \
-                 an isolate that died are granted again",
-                origin.name, budget.lease_ttl_ms, timeout_ms
-            ));
+        if let Some(warning) = crate::config::lease_warning(origin) {
+            log_warning(&format!("edgeshed: {warning}"));
         }
         // The most this isolate may ever ask for: its fixed limit, or the
         // adaptive limit's maximum (the local limiter, admitted first, keeps
