@@ -239,3 +239,42 @@ fn a_fleet_limit_runs_over_merged_windows() {
     assert_eq!(aimd.on_window(&served(20, 8, 8), ms(20)), 9);
     assert_eq!(aimd.on_window(&dropped, ms(20)), 8);
 }
+
+#[test]
+fn drops_inside_a_drain_lower_its_level_once_per_round_trip_and_the_limit_takes_the_cuts() {
+    let (mut gradient2, mut now) = settled(32);
+    // Served calls until a periodic drain begins (the first, at the
+    // minimum, measures the baseline).
+    while !(gradient2.draining() && gradient2.limit() >= 8) {
+        now = drive(&mut gradient2, now, now + 10, 10, usize::MAX);
+        assert!(now < 60_000, "no drain began");
+    }
+    let level = gradient2.limit();
+    let before = gradient2.real_limit();
+    // A drop one round trip into the drain: its level falls by 0.8.
+    gradient2.update(&sample(now + 10, 10, level, true));
+    let cut = gradient2.limit();
+    assert_eq!(cut, (level as f64 * 0.8).floor() as usize, "from {level}");
+    // Another within the same round trip: no second cut.
+    gradient2.update(&sample(now + 12, 10, cut, true));
+    assert_eq!(gradient2.limit(), cut);
+    // One round trip later: the next.
+    gradient2.update(&sample(now + 25, 10, cut, true));
+    assert!(gradient2.limit() < cut, "{} from {cut}", gradient2.limit());
+    assert!(
+        gradient2.draining(),
+        "the drain measures again at its new level"
+    );
+    // Served calls until it ends: the limit took both cuts.
+    let mut at = now + 40;
+    while gradient2.draining() {
+        gradient2.update(&sample(at, 10, 1, false));
+        at += 2;
+        assert!(at < now + 10_000, "the drain never ended");
+    }
+    assert!(
+        gradient2.real_limit() <= before * 0.64 + 1e-9,
+        "{} from {before}",
+        gradient2.real_limit()
+    );
+}

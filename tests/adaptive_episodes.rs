@@ -167,3 +167,32 @@ fn the_concurrency_follows_the_capacity_down_and_up() {
         }
     });
 }
+
+/// The capacity halves 50 ms into a synchronised drain (drains come at the
+/// multiples of 8 s here, after the three of the first seconds; the one at
+/// 32 s is on): the drain sees the queue its level now makes (its calls
+/// over 1.5 × the no-load RTT), ends at once and cuts the limit, instead
+/// of holding a level twice the new capacity for the rest of its plan.
+/// One limiter, whose drain alone decides the origin's load: every 250 ms
+/// from 1 s after the drop, the origin holds at most 1.3 × its capacity.
+/// (Before: 1.7–2.0 × until 1.25 s after the drop.)
+#[test]
+fn a_capacity_drop_in_the_middle_of_a_drain_is_followed_within_1_s() {
+    let drop_at = 32_050;
+    for (name, origin) in [("gradient2", Origin::Queueing), ("vegas", Origin::Queueing)] {
+        let phases = vec![Phase::new(drop_at, C), Phase::new(10_000, C / 2)];
+        let s = scenario(1, origin, phases);
+        let trace = match name {
+            "gradient2" => run(|| Gradient2::new(Bounds::EDGE), &s),
+            _ => run(|| Vegas::new(Bounds::EDGE), &s),
+        };
+        let quarters: Vec<f64> = (0..12)
+            .map(|i| trace.concurrency(drop_at + i * 250, drop_at + (i + 1) * 250))
+            .collect();
+        println!("{name}: concurrency / C per 250 ms after the drop: {quarters:.2?}");
+        assert!(
+            quarters[4..].iter().all(|&c| c <= 1.3),
+            "{name}: from 1 s after the drop {quarters:.2?}"
+        );
+    }
+}

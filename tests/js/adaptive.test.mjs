@@ -115,12 +115,13 @@ describe("latency-driven algorithms", () => {
   }
 
   for (const algorithm of ["gradient2", "vegas"]) {
-    test(`${algorithm}: measures the origin at the minimum, slow-starts, falls when latency rises and recovers`, async () => {
+    test(`${algorithm}: a warm start at the initial limit, slow start, falls when latency rises and recovers`, async () => {
       const limiter = new Limiter({ adaptive: { algorithm, initialLimit: 20, minLimit: 2, maxLimit: 40 } });
-      // The first finished call starts a drain: the limit is the minimum
-      // while calls measure the no-load latency, then doubles per window.
+      // The first finished call starts the warm start: the limit stays at
+      // the initial 20 while its calls seed the no-load latency (no drain
+      // to the minimum first), then slow start goes on from there.
       const first = await round(limiter, 10);
-      assert.equal(first, 2, `${algorithm} drains at minLimit first`);
+      assert.equal(first, 20, `${algorithm} serves at initialLimit from the first call`);
       const steady = await until(limiter, 10, (limit) => limit >= 16, 40);
       assert.ok(steady.at(-1) >= 16, `${algorithm} slow-starts at the no-load latency: ${steady}`);
       const base = steady.at(-1);

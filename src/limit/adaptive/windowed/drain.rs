@@ -1,8 +1,8 @@
 //! Drains synchronised on the wall clock, which measure the no-load RTT.
 
+use super::active_drain::{Active, Judged};
 use super::baseline::Baseline;
 use super::finished_call::FinishedCall;
-use crate::limit::adaptive::WindowSummary;
 use core::time::Duration;
 
 /// When the limiters of a fleet drain: at every multiple of a period on the
@@ -69,23 +69,6 @@ fn power_of_two(no_load: f64, rounds: f64) -> u64 {
     period
 }
 
-/// Served calls a drain averages at least (fewer if its time runs out)...
-const DRAIN_SAMPLES: u64 = 8;
-/// ...and more, up to this many, while the relative standard error of
-/// their mean exceeds `DRAIN_ERROR`. Limiters that each measured the origin
-/// a few per cent low or high would disagree on its queue by as much, and
-/// their shares drift apart; 1 % keeps the shares of eight limiters within
-/// a factor of three of each other.
-const MAX_DRAIN_SAMPLES: u64 = 192;
-const DRAIN_ERROR: f64 = 0.01;
-/// The first drain (the warm start) closes at this error: it holds the
-/// initial limit rather than draining, and only seeds the baseline until
-/// the first synchronised drain measures it (the baseline keeps the lowest
-/// of its drains, so a seed measured under a queue is replaced at once).
-const STARTUP_ERROR: f64 = 0.05;
-/// The most round trips a drain measures for: its cost, where a small
-/// limit collects its calls slowly.
-const MAX_DRAIN_ROUNDS: u64 = 24;
 /// The longest period, in seconds, before the first drain after the warm
 /// start: a fleet whose initial limits were above the capacity stays
 /// overloaded until then (4 s: a new isolate of a healthy origin serves at
@@ -107,32 +90,15 @@ pub(crate) enum Drains {
     Active(Active),
 }
 
-#[derive(Clone, Debug)]
-pub(crate) struct Active {
-    startup: bool,
-    limit: f64,
-    /// When the drain began: calls started before are the old load.
-    began: f64,
-    measure_from: f64,
-    /// Set once enough calls were measured: calls started before it still
-    /// count (the longest ones finish last; leaving them out would bias the
-    /// mean low), calls started later do not.
-    closing: Option<f64>,
-    until: f64,
-    window: WindowSummary,
-}
-
-impl Active {
-    /// Measures from `now` on, as long as before (but a drain lasts at most
-    /// four times its planned length).
-    fn restart_measuring(&mut self, now: f64) {
-        let span = self.until - self.measure_from;
-        let latest = self.began + (self.until - self.began) * 4.0;
-        self.measure_from = now;
-        self.until = (now + span).min(latest);
-        self.window = WindowSummary::default();
-        self.closing = None;
-    }
+/// The levels a drain may hold.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Levels {
+    /// A periodic drain's.
+    pub(crate) drain: f64,
+    /// The warm start's: the initial limit, where the first calls run.
+    pub(crate) warm_start: f64,
+    /// The lowest that cuts inside a drain may reach.
+    pub(crate) min: f64,
 }
 
 /// What a finished call meant for the drains.
@@ -143,20 +109,21 @@ pub(crate) enum Step {
     /// A drain is on (or started with this call): hold the drain limit.
     Draining,
     /// The drain ended with this call: back to the limit (`seed`: it was
-    /// the warm start, which measured this mean RTT at the initial limit).
-    Ended { seed: Option<f64> },
+    /// the warm start, which measured this mean RTT at the initial limit;
+    /// `cuts`: how many times drops or a queue it did not drain cut it by
+    /// the drop backoff, which the limit takes too).
+    Ended { seed: Option<f64>, cuts: u32 },
 }
 
 impl Drains {
     /// Takes `call` into account. `flush`: how long the calls already
-    /// queued need to finish (the current RTT, seconds); `limits`: what a
-    /// periodic drain holds, and what the startup drain holds (the initial
-    /// limit: a warm start that measures the first calls where they run). Records the drain's calls in `baseline` when it ends.
+    /// queued need to finish (the current RTT, seconds); `levels`: what a
+    /// drain may hold. Records the drain's calls in `baseline` when it ends.
     pub(crate) fn observe(
         &mut self,
         call: &FinishedCall,
         flush: f64,
-        limits: (f64, f64),
+        levels: Levels,
         baseline: &mut Baseline,
     ) -> Step {
         let now = call.completed;
@@ -174,48 +141,20 @@ impl Drains {
         };
         match self {
             Self::Startup => {
-                *self = Self::start(now, flush, limits.1, true);
+                *self = Self::start(now, flush, levels.warm_start, true);
                 Step::Draining
             }
             Self::Idle { epoch: last } if *last == epoch(baseline) => Step::Normal,
             Self::Idle { .. } => {
-                *self = Self::start(now, flush, limits.0, false);
+                *self = Self::start(now, flush, levels.drain, false);
                 Step::Draining
             }
             Self::Active(active) => {
-                let started = call.started;
-                if started < active.began && now > active.measure_from {
-                    // A call of the old load finished only now: the queue it
-                    // waited in was still there for the calls started until
-                    // now (FIFO), so they do not measure the no-load RTT.
-                    active.restart_measuring(now);
-                }
-                let before_close = active.closing.is_none_or(|closing| started < closing);
-                if !call.sample.dropped() && started >= active.measure_from && before_close {
-                    active.window.add(&call.sample);
-                }
-                let window = &active.window;
-                if active.closing.is_none() {
-                    let goal = if active.startup {
-                        STARTUP_ERROR
-                    } else {
-                        DRAIN_ERROR
-                    };
-                    let noisy = window.relative_error().is_none_or(|e| e > goal);
-                    let more = window.served() < DRAIN_SAMPLES
-                        || (noisy && window.served() < MAX_DRAIN_SAMPLES);
-                    if !more {
-                        active.closing = Some(now);
-                    }
-                }
-                // Done once the calls started before closing had the time of
-                // the longest measured one to finish (or the drain ran out).
-                let finished = active
-                    .closing
-                    .is_some_and(|closing| now >= closing + window.max_secs());
-                if !finished && now < active.until {
-                    return Step::Draining;
-                }
+                let judged = active.observe(call, flush, levels.min, baseline.no_load_secs());
+                let cuts = match judged {
+                    Judged::Draining => return Step::Draining,
+                    Judged::Done { cuts } => cuts,
+                };
                 let enough = active.window.served() >= MIN_DRAIN_SAMPLES;
                 if active.startup {
                     // The warm start's mean is a seed, not a drain: measured
@@ -228,15 +167,15 @@ impl Drains {
                             epoch: epoch(baseline),
                         },
                     };
-                    return Step::Ended { seed };
+                    return Step::Ended { seed, cuts: 0 };
                 }
-                if enough {
+                if enough && !active.undrained {
                     baseline.record_drain(&active.window);
                 }
                 *self = Self::Idle {
                     epoch: epoch(baseline),
                 };
-                Step::Ended { seed: None }
+                Step::Ended { seed: None, cuts }
             }
         }
     }
@@ -255,22 +194,6 @@ impl Drains {
     }
 
     fn start(now: f64, flush: f64, limit: f64, startup: bool) -> Self {
-        // FIFO at the origin: what was queued when the drain began is done
-        // about one current RTT later (a quarter more for jitter);
-        // `measure_from` moves later while calls of the old load still
-        // finish (`Active::restart_measuring`).
-        let flush = flush * 1.25;
-        let measure_from = now + flush;
-        let rounds = (MAX_DRAIN_SAMPLES as f64 / limit.max(1.0)).ceil() + 2.0;
-        let until = measure_from + flush * rounds.min(MAX_DRAIN_ROUNDS as f64);
-        Self::Active(Active {
-            startup,
-            limit,
-            began: now,
-            measure_from,
-            closing: None,
-            until,
-            window: WindowSummary::default(),
-        })
+        Self::Active(Active::new(now, flush, limit, startup))
     }
 }

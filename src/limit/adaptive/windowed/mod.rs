@@ -1,6 +1,7 @@
 //! The windowed delay-based limits: a windowing rule, a no-load baseline
 //! and a [`WindowRule`] that turns each window into a new limit.
 
+mod active_drain;
 mod baseline;
 mod dither;
 mod drain;
@@ -47,7 +48,13 @@ use state::State;
 ///   [`DrainSchedule`]): every limiter drains at the same wall-clock
 ///   moments, to 0.85 of what it had in flight divided by the last RTT
 ///   ratio, so that the fleet keeps about 0.85 of the origin's capacity in
-///   flight, the queue empties, and most of the throughput stays.
+///   flight, the queue empties, and most of the throughput stays. A drain
+///   sees what happens meanwhile: a drop cuts its level by 0.8 (once per
+///   round trip) and it measures again; calls over 1.5 × the no-load RTT
+///   (by two standard errors) mean it did not drain (the capacity fell):
+///   it ends at once, forgotten, with a cut; the limit takes every cut its
+///   drain took; a drain lasts at most 5 s, and one after a window with
+///   drops starts at most at 0.8 of the limit.
 /// * **Slow start**: from the initial limit after the warm start (from the
 ///   minimum when the warm start ran under a queue), doubling per window
 ///   while the rule sees room; after a run of drops it does the same up to

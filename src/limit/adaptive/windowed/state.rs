@@ -3,9 +3,10 @@
 //! rule (it takes a `&dyn WindowRule`), so that the two built-in rules
 //! share one copy of it in the wasm builds.
 
+use super::active_drain::DRAIN_DROP_BACKOFF;
 use super::baseline::Baseline;
 use super::dither::Dither;
-use super::drain::{Drains, Step};
+use super::drain::{Drains, Levels, Step};
 use super::finished_call::FinishedCall;
 use super::WindowRule;
 use crate::limit::adaptive::{Bounds, Sample, WindowSummary};
@@ -131,7 +132,14 @@ impl State {
         }
         let (ratio, in_flight) = self.recent_load.unwrap_or((1.0, usize::MAX));
         let used = self.limit.min(in_flight as f64);
-        self.bounds.clamp_f64(used * DRAIN_DEPTH / ratio.max(1.0))
+        let level = used * DRAIN_DEPTH / ratio.max(1.0);
+        // After a window with drops, at most the backed-off limit's 0.8.
+        let level = if self.dropping {
+            level.min(self.limit * DROP_BACKOFF)
+        } else {
+            level
+        };
+        self.bounds.clamp_f64(level)
     }
 
     /// The no-load RTT in seconds: the drains', or for windows fed from
@@ -202,10 +210,23 @@ impl State {
         let flush = self.recent_rtt.unwrap_or(0.0).max(now - call.started);
         // The first drain is a warm start: it holds the initial limit (see
         // `Drains::observe`).
-        let limits = (self.drain_limit(), self.bounds.initial() as f64);
-        match (self.drains).observe(&call, flush, limits, &mut self.baseline) {
+        let levels = Levels {
+            drain: self.drain_limit(),
+            warm_start: self.bounds.initial() as f64,
+            min: self.bounds.min() as f64,
+        };
+        match (self.drains).observe(&call, flush, levels, &mut self.baseline) {
             Step::Draining => return self.apply(),
-            Step::Ended { seed } => {
+            Step::Ended { seed, cuts } => {
+                if cuts > 0 {
+                    // Drops in the drain, or a queue it did not drain: the
+                    // origin has less room than before; the limit takes
+                    // each cut the drain took (slow start may return to it).
+                    let cut = DRAIN_DROP_BACKOFF.powi(cuts.min(16) as i32);
+                    self.limit = self.bounds.clamp_f64(self.limit * cut);
+                    self.ssthresh = self.limit;
+                    self.slow_start = false;
+                }
                 // After the warm start the limit stays where it was (the
                 // initial limit) and slow start goes on from there.
                 let first_drain =
