@@ -7,7 +7,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! edgeshed = { git = "https://github.com/edgeshed/edgeshed", features = ["tokio"] } # or path = "../edgeshed"
+//! edgeshed = { git = "https://github.com/edgeshed/edgeshed", features = ["tokio", "http-body"] } # or path = "../edgeshed"
 //! axum = { version = "0.8", default-features = false, features = ["http1", "tokio"] }
 //! tokio = { version = "1", features = ["macros", "rt-multi-thread", "net", "time", "io-util"] }
 //! tower = "0.5"
@@ -62,10 +62,12 @@ async fn get_once(addr: SocketAddr, path: &str) -> Result<String, BoxError> {
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
-    // At most 2 requests at once, 2 more waiting for at most 50 ms each.
+    // At most 2 requests at once, 2 more waiting for at most 50 ms each;
+    // a request holds its slot until its body is sent (feature `http-body`).
     let limit = ConcurrencyLimitLayer::new(2)?
         .queue(2, Duration::from_millis(50))?
-        .clock(TokioClock::new());
+        .clock(TokioClock::new())
+        .hold_permit_in_body();
     let admission = limit.admission().clone();
     let app = Router::new()
         .route(
