@@ -56,3 +56,7 @@ impl<B> Release<http::Response<B>> for HoldInBody {
         response.map(|body| PermitBody::new(body, permit))
     }
 }
+
+mod sampled;
+
+pub use sampled::SampledBody;

@@ -41,8 +41,9 @@ use tower_layer::Layer;
 /// layer inside this one too, and an `Expired` (the caller's deadline) is
 /// ignored. Calls refused by this limit itself never reach the origin and
 /// give no sample; nor do calls whose future is dropped (cancelled).
-/// With `hold_permit_in_body` (feature `http-body`) a call is timed
-/// to its response headers, and its permit is held until the body ends.
+/// With `hold_permit_in_body` (feature `http-body`) a call's permit is
+/// held until its body ends, and the call is timed until then too
+/// ([`SampleEnd`](super::SampleEnd)).
 ///
 /// ```compile_fail
 /// use edgeshed::limit::adaptive::{AdaptiveLimitLayer, Aimd};
@@ -148,7 +149,7 @@ impl<L: Limit, C, D, M> AdaptiveLimitLayer<L, C, D, M> {
 
     /// For `http::Response`s: the permit moves into the body and is returned
     /// when the body ends, fails or is dropped (the client went away); the
-    /// call is still timed to its response headers. See
+    /// call is timed to the body's end as well (`SampledBody`). See
     /// [`ConcurrencyLimitLayer::hold_permit_in_body`](crate::limit::ConcurrencyLimitLayer::hold_permit_in_body).
     #[cfg(feature = "http-body")]
     #[cfg_attr(docsrs, doc(cfg(feature = "http-body")))]
@@ -201,7 +202,8 @@ impl<L: Limit + Clone, C: RealClock, D, M> AdaptiveLimitLayer<L, C, D, M> {
         D: Clone,
     {
         let controller = limit.controller.clone();
-        let sampled = Sampled::new(inner, controller, self.clock.clone(), self.classify.clone());
+        let sampled =
+            Sampled::ending_as(inner, controller, self.clock.clone(), self.classify.clone());
         ConcurrencyLimit::with_admission(sampled, limit.admission.clone())
     }
 }
