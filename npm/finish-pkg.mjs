@@ -98,7 +98,11 @@ console.log(`  edgeshed.js glue  raw ${kib(glue.length)}  gzip ${kib(gzipSync(gl
 // and options +1.6 KB; a OnceLock for the key secret was replaced by two
 // atomics, -0.3 KiB gzip). Issue #32 keeps the goal of 52 KiB open; this
 // bound holds the line until then. maxQueueWait "auto" (the completion
-// rate model and its option) took it to 57.2: 58.
-const goalKiB = 58;
+// rate model and its option) took it to 57.2. Then, measured with this
+// script on 2026-12-04: reserve sightings without the lock, the warm start
+// and drains that see drops (57.3 -> 57.9), fetch sampled to its body's
+// end (58.5), onIdle/clearQueue/close with a lease per permit (+0.8 on
+// its own branch): 60, until issue #32 trims it.
+const goalKiB = 60;
 const gz = gzipSync(wasm, { level: 9 }).length;
 console.log(`  size goal: wasm gzip <= ${goalKiB} KiB: ${gz <= goalKiB * 1024 ? "met" : "MISSED"} (${kib(gz)})`);

@@ -195,7 +195,44 @@ describe("fetch", () => {
     assert.equal(limiter.stats().inFlight, 0);
   });
 
-  test("the sample ends at the response headers, not at the end of the body", async () => {
+  /**
+   * One round of fetches, as many as the limit admits: headers at once, then
+   * `bodyMs` of clock time before each body ends (read to its end). Returns
+   * the limit after the round.
+   */
+  async function streamedRound(limiter, bodyMs) {
+    const count = limiter.stats().limit;
+    const pending = Array.from({ length: count }, (_, i) => limiter.fetch(`${origin.url}/stream-${i}`));
+    const answers = [];
+    for (let i = 0; i < count; i++) {
+      const { res } = await origin.next();
+      res.writeHead(200);
+      res.write("first chunk");
+      answers.push(res);
+    }
+    const responses = await Promise.all(pending);
+    clock.now += bodyMs;
+    for (const res of answers) res.end("last chunk");
+    await Promise.all(responses.map((response) => response.text()));
+    assert.equal(limiter.stats().inFlight, 0);
+    clock.now += 1;
+    return limiter.stats().limit;
+  }
+
+  test("a served fetch is timed to the end of its body, the span it holds its slot", async () => {
+    // gradient2 judges by latency: bodies of 10 ms, then of 60 ms (headers
+    // at once both times). Timed to the headers, every call took 0 ms and
+    // the limit never fell.
+    const limiter = new Limiter({ adaptive: { algorithm: "gradient2", initialLimit: 8, minLimit: 1, maxLimit: 40 } });
+    let limit = 0;
+    for (let i = 0; i < 40 && limit < 16; i++) limit = await streamedRound(limiter, 10);
+    assert.ok(limit >= 16, `grows while the bodies are short: ${limit}`);
+    const base = limit;
+    for (let i = 0; i < 20 && limit >= base / 2; i++) limit = await streamedRound(limiter, 60);
+    assert.ok(limit < base / 2, `falls when the bodies take 6x: ${limit} from ${base}`);
+  });
+
+  test("an overload answer is sampled at its headers (a drop), with its body still open", async () => {
     const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 4 } });
     const pending = limiter.fetch(`${origin.url}/held`);
     const { res } = await origin.next("/held");

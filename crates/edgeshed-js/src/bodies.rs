@@ -60,6 +60,26 @@ impl Bodies {
         self.holder.idle_timeouts()
     }
 
+    /// Returns `response` with its body holding the call handed over as
+    /// `id` until it is done, when `release(id)` runs (see
+    /// [`Running::hand_over_body`](crate::sampling::Running::hand_over_body)).
+    pub(crate) fn hold_released(
+        &self,
+        response: &JsValue,
+        release: &JsValue,
+        id: f64,
+    ) -> Result<JsValue, JsValue> {
+        BODY_IDLE_ERROR.with(|idle_reason| {
+            let hold = Hold {
+                idle_ms: self.timeout_ms,
+                host: &self.host,
+                idle_reason,
+            };
+            self.holder
+                .hold_response_released(response, release, id, &hold)
+        })
+    }
+
     /// Returns `response` with its body holding `permit` until it is done.
     pub(crate) fn hold(
         &self,

@@ -126,23 +126,43 @@ thread_local! {
     /// (its work fulfilled, or rejected with `reason`) and returns its
     /// permit (once; later calls with that id find nothing or, once the
     /// slot is reused, are never made: each id is finished exactly once).
+    /// `done(id, how)`: the body of the `fetch` call held under `id` is
+    /// done (`how`: edgeshed-wasm's glue.js `BODY_READ` 0, `BODY_FAILED` 1,
+    /// `BODY_LEFT` 2): read to its end, the call was served, timed to
+    /// then; failed as the origin sent it, a drop; left (cancelled, cut
+    /// idle, collected unread), no sample. Its permit is returned (once).
+    static BODY_DONE: Closure<dyn FnMut(f64, f64)> = Closure::new(|id: f64, how: f64| {
+        let ending = match how as u8 {
+            0 => Ending::Completed,
+            1 => Ending::Failed,
+            _ => Ending::Aborted,
+        };
+        finish_held(id, ending);
+    });
     static FINISH: Closure<dyn FnMut(f64, bool, JsValue)> =
         Closure::new(|id: f64, was_rejected: bool, reason: JsValue| {
-            if !(id >= 0.0 && id < usize::MAX as f64) {
-                return;
-            }
-            let entry = SAMPLED.with(|sampled| sampled.borrow_mut().remove(id as usize));
-            // Outside the borrow: the new limit and the permit may wake tasks.
-            if let Some(entry) = entry {
-                let ending = if was_rejected {
-                    ending_of(&reason)
-                } else {
-                    Ending::Completed
-                };
-                entry.sampler.finish(entry.started, ending);
-                drop(entry.permit);
-            }
+            let ending = if was_rejected {
+                ending_of(&reason)
+            } else {
+                Ending::Completed
+            };
+            finish_held(id, ending);
         });
+}
+
+/// Samples the call held under `id` as `ending` and returns its permit
+/// (once; later calls with that id find nothing or, once the slot is
+/// reused, are never made: each id is finished exactly once).
+fn finish_held(id: f64, ending: Ending) {
+    if !(id >= 0.0 && id < usize::MAX as f64) {
+        return;
+    }
+    let entry = SAMPLED.with(|sampled| sampled.borrow_mut().remove(id as usize));
+    // Outside the borrow: the new limit and the permit may wake tasks.
+    if let Some(entry) = entry {
+        entry.sampler.finish(entry.started, ending);
+        drop(entry.permit);
+    }
 }
 
 /// An admitted call's permit, and the start of its sample when the
@@ -167,6 +187,23 @@ impl Running {
             sampler.finish(started, ending());
         }
         self.permit
+    }
+
+    /// Hands a served `fetch` call to its response body: `f(id, release)`,
+    /// where the body holder calls `release(id)` once when the body is
+    /// done; that samples the call as served (timed to the body's end, the
+    /// span its permit is held) and returns the permit.
+    pub(crate) fn hand_over_body<T>(self, f: impl FnOnce(f64, &JsValue) -> T) -> T {
+        match self.sample {
+            None => {
+                let id = edgeshed_wasm::held::hold(self.permit);
+                edgeshed_wasm::held::with_release(|release| f(id, release))
+            }
+            Some((sampler, started)) => {
+                let id = sampler.hold(self.permit, started);
+                BODY_DONE.with(|done| f(id, done.as_ref()))
+            }
+        }
     }
 
     /// Hands the call to JavaScript: `f(id, release)`, where JavaScript

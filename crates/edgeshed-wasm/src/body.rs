@@ -106,6 +106,19 @@ impl Holder {
         crate::held::with_release(|release| self.hold(response, release, id, hold, true))
     }
 
+    /// [`hold_response`](Self::hold_response) with the caller's own
+    /// `release(id)` (a JavaScript function) instead of a permit: called
+    /// once when the body is done, as the permit would be returned.
+    pub fn hold_response_released(
+        &self,
+        response: &JsValue,
+        release: &JsValue,
+        id: f64,
+        hold: &Hold<'_>,
+    ) -> Result<JsValue, JsValue> {
+        self.hold(response, release, id, hold, true)
+    }
+
     /// The body of `response` as a new stream that keeps `permits` until it
     /// is done (see the module); `None` (and `permits` dropped) if it has no
     /// body.

@@ -144,19 +144,21 @@ function collectedRegistry() {
 // stopped reading: nothing is read from the origin then); or, with `wrap`, until the
 // returned Response is collected unread. Returns the body as a new stream
 // (`wrap`: in a copy of the Response), null for a response without a body
-// (released at once). release(id) runs exactly once, also when this throws.
+// (released at once). release(id, how) runs exactly once, also when this
+// throws; `how` says how the body ended (BODY_READ, BODY_FAILED, BODY_LEFT),
+// for a caller that times the call to its body's end.
 export function holdBody(holder, response, idleMs, host, idleReason, release, id, wrap) {
   let done = false;
-  const once = () => {
+  const once = (how = BODY_LEFT) => {
     if (done) return false;
     done = true;
-    release(id);
+    release(id, how);
     return true;
   };
   try {
     const body = response.body;
     if (body === null) {
-      once();
+      once(BODY_READ);
       return wrap ? response : null;
     }
     return pipeHeld(holder, response, body, idleMs, host, idleReason, once, wrap);
@@ -165,6 +167,11 @@ export function holdBody(holder, response, idleMs, host, idleReason, release, id
     throw error;
   }
 }
+// How a held body ended: read to its end; failed as the origin sent it;
+// left otherwise (cancelled, cut idle, collected unread, its client gone).
+const BODY_READ = 0;
+const BODY_FAILED = 1;
+const BODY_LEFT = 2;
 // The declared length a relayed body keeps (FixedLengthStream): its
 // content-length, unless it was decoded on the way (content-encoding).
 function declaredLength(headers) {
@@ -179,8 +186,8 @@ function pipeHeld(holder, response, body, idleMs, host, idleReason, release, wra
   // The controllers of the streams we own, errored to cut the body.
   const controllers = [];
   let timer;
-  const finish = () => {
-    if (!release()) return false;
+  const finish = (how) => {
+    if (!release(how)) return false;
     clearTimeout(timer);
     holder.heldBodies--;
     holder.live.delete(key);
@@ -256,7 +263,7 @@ function relay(response, body, host, moved, controllers, finish, cut, start, wra
   } else {
     out = pullThrough(body, moved, controllers, finish);
   }
-  const piped = out.done ?? source.pipeTo(out.writable).then(finish, finish);
+  const piped = out.done ?? source.pipeTo(out.writable).then(() => finish(BODY_READ), () => finish(BODY_LEFT));
   try {
     host?.waitUntil?.(piped);
   } catch {
@@ -283,7 +290,7 @@ function pullThrough(body, moved, controllers, finish) {
   const reader = body.getReader();
   let settle;
   const done = new Promise((resolve) => (settle = resolve));
-  const end = () => (finish(), settle());
+  const end = (how) => (finish(how), settle());
   const readable = new ReadableStream({
     start: (c) => void controllers.push(c),
     async pull(c) {
@@ -291,14 +298,14 @@ function pullThrough(body, moved, controllers, finish) {
       try {
         chunk = await reader.read();
       } catch (error) {
-        end();
+        end(BODY_FAILED);
         return c.error(error);
       }
-      if (chunk.done) return end(), c.close();
+      if (chunk.done) return end(BODY_READ), c.close();
       moved();
       c.enqueue(chunk.value);
     },
-    cancel: (reason) => (end(), reader.cancel(reason).catch(() => {})),
+    cancel: (reason) => (end(BODY_LEFT), reader.cancel(reason).catch(() => {})),
   }, { highWaterMark: 0 });
   controllers.push({ error: (reason) => (settle(), reader.cancel(reason).catch(() => {})) });
   return { readable, done };

@@ -6,7 +6,7 @@ use crate::counters::CallCounters;
 use crate::options::call_options;
 use crate::sampling::{ending_of, Running};
 use edgeshed::admission::Admission;
-use edgeshed::limit::adaptive::Ending;
+use edgeshed::limit::adaptive::{Ending, Outcome};
 use edgeshed::time::Clock;
 use edgeshed_wasm::abort::abort_reason;
 use edgeshed_wasm::clock::JsClock;
@@ -40,7 +40,8 @@ pub(crate) fn fetch(
     spawn(async move {
         let signal = options.signal;
         let permit = finish_admission(admitting, signal.clone(), &caller).await?;
-        // Sampled until the response headers (see sampling.rs).
+        // Sampled until the body is done (see sampling.rs), or, for an
+        // overload answer (a drop), at its headers.
         let running = Running::new(permit, counters.sampler.as_ref());
         let controller = deadline.map(|_| AbortController::new()).transpose()?;
         let init = match &controller {
@@ -53,7 +54,14 @@ pub(crate) fn fetch(
         let timer = or_never(deadline.map(|at| JsClock.sleep_until(at)));
         match select(Settled::new(&pending), timer).await {
             Either::Left((Ok(response), _)) => {
-                let permit = running.sample(|| ending_of(&response));
+                let ending = ending_of(&response);
+                if ending.outcome() == Outcome::Served {
+                    // Timed as long as the body holds the permit.
+                    return running.hand_over_body(|id, release| {
+                        counters.bodies.hold_released(&response, release, id)
+                    });
+                }
+                let permit = running.sample(|| ending);
                 counters.bodies.hold(&response, permit)
             }
             Either::Left((Err(error), _)) => {
