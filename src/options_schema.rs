@@ -195,7 +195,7 @@ pub const LIMITER: &[OptionSpec] = &[
     spec("adaptive", Kind::Section {
         name: "AdaptiveOptions",
         keys: ADAPTIVE,
-        doc: "`options.adaptive`. Every call is classified once as served, dropped or ignored: `run` from admission until `fn` settles (a drop: a rejection whose `status` is 503 or 429), `fetch` until the response headers (a drop: a 503/429 answer or a network failure). A `DeadlineError`, a passed `deadlineMs` and a caller's abort are ignored.",
+        doc: "`options.adaptive`. Every call is classified once as served, dropped or ignored: `run` from admission until `fn` settles (a drop: a rejection whose `status` is 503 or 429), `fetch` until its body is read to the end (a drop: a 503/429 answer, at its headers, a network failure, or a body that fails from the origin). A `DeadlineError`, a passed `deadlineMs` and a caller's abort are ignored.",
     }, Fallback::Absent, "An adaptive limit (exactly one of `maxInFlight` and `adaptive`)"),
     spec("maxQueue", int(0, MAX_COUNT), Fallback::Integer(0), "Most calls waiting for a slot"),
     spec("queueTimeoutMs", int(0, MAX_MILLIS), Fallback::Absent, "Longest wait in the queue, in ms (required, and at least 1, when `maxQueue` > 0)"),

@@ -38,8 +38,9 @@ export interface ReserveOptions {
 /**
  * `options.adaptive`. Every call is classified once as served, dropped or ignored: `run` from
  * admission until `fn` settles (a drop: a rejection whose `status` is 503 or 429), `fetch` until
- * the response headers (a drop: a 503/429 answer or a network failure). A `DeadlineError`, a passed
- * `deadlineMs` and a caller's abort are ignored.
+ * its body is read to the end (a drop: a 503/429 answer, at its headers, a network failure, or a
+ * body that fails from the origin). A `DeadlineError`, a passed `deadlineMs` and a caller's abort
+ * are ignored.
  */
 export interface AdaptiveOptions {
   /** The algorithm that moves the limit. */
