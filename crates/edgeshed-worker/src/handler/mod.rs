@@ -180,6 +180,6 @@ async fn route(
             .await
         }
     }?;
-    route::add_headers(&response, &headers);
+    route::add_passed_headers(&response, &headers);
     Ok(response)
 }
