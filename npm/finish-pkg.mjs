@@ -97,7 +97,10 @@ console.log(`  edgeshed.js glue  raw ${kib(glue.length)}  gzip ${kib(gzipSync(gl
 // top refused keys +1.2 KB, the rate table's heap +1.0 KB, the JS stats
 // and options +1.6 KB; a OnceLock for the key secret was replaced by two
 // atomics, -0.3 KiB gzip). Issue #32 keeps the goal of 52 KiB open; this
-// bound holds the line until then.
-const goalKiB = 57;
+// bound holds the line until then. onIdle/clearQueue/close (issue 33) took
+// 57.2 -> 58.0 KiB gzip (+1.8 KB of code before wasm-opt: the waiters'
+// wakers that clearQueue wakes, every permit a lease that tells the
+// lifecycle when it is back, three exports): 58.
+const goalKiB = 58;
 const gz = gzipSync(wasm, { level: 9 }).length;
 console.log(`  size goal: wasm gzip <= ${goalKiB} KiB: ${gz <= goalKiB * 1024 ? "met" : "MISSED"} (${kib(gz)})`);

@@ -22,8 +22,9 @@
 use crate::host::ending_code;
 use core::cell::RefCell;
 use edgeshed::limit::adaptive::{AnyLimit, Controller, Ending, Started};
-use edgeshed::semaphore::{Permit, Semaphore};
+use edgeshed::semaphore::Semaphore;
 use edgeshed_wasm::clock::JsClock;
+use edgeshed_wasm::held::Lease;
 use wasm_bindgen::prelude::*;
 
 /// The [`Ending`] of a call that settled with `value`: a rejection reason,
@@ -73,7 +74,7 @@ impl Sampler {
     /// Keeps `permit` until JavaScript calls `FINISH` with the returned id
     /// and how the work settled; the call is then sampled (as started at
     /// `started`) and the permit returned.
-    fn hold(&self, permit: Permit, started: Started) -> f64 {
+    fn hold(&self, permit: Lease, started: Started) -> f64 {
         let entry = Entry {
             sampler: self.clone(),
             started,
@@ -87,7 +88,7 @@ impl Sampler {
 struct Entry {
     sampler: Sampler,
     started: Started,
-    permit: Permit,
+    permit: Lease,
 }
 
 /// Storage for the [`Entry`]s, reusing the slots of finished ones.
@@ -148,13 +149,13 @@ thread_local! {
 /// An admitted call's permit, and the start of its sample when the
 /// limiter is adaptive.
 pub(crate) struct Running {
-    permit: Permit,
+    permit: Lease,
     sample: Option<(Sampler, Started)>,
 }
 
 impl Running {
     /// A call admitted now with `permit`; sampled if `sampler` is given.
-    pub(crate) fn new(permit: Permit, sampler: Option<&Sampler>) -> Self {
+    pub(crate) fn new(permit: Lease, sampler: Option<&Sampler>) -> Self {
         let sample = sampler.map(|sampler| (sampler.clone(), sampler.start()));
         Self { permit, sample }
     }
@@ -162,7 +163,7 @@ impl Running {
     /// The call ends now as `ending()` (not asked for a fixed limit): it is
     /// sampled as the core classifies that, and its permit handed back to
     /// the caller.
-    pub(crate) fn sample(self, ending: impl FnOnce() -> Ending) -> Permit {
+    pub(crate) fn sample(self, ending: impl FnOnce() -> Ending) -> Lease {
         if let Some((sampler, started)) = self.sample {
             sampler.finish(started, ending());
         }
