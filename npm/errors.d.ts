@@ -1,13 +1,14 @@
 /** Why an `OverloadedError` refused a call. */
-export type OverloadReason = "limit" | "queue_timeout" | "displaced" | "budget";
+export type OverloadReason = "limit" | "queue_timeout" | "displaced" | "budget" | "cleared" | "closed";
 
 /**
  * Rejection of a call refused for lack of capacity (503): shed at once (its
  * criticality's share of the limit taken, queue full: `reason` `"limit"`),
  * after waiting `queueTimeoutMs` (`"queue_timeout"`), or displaced from a
- * full queue by a more critical call (`"displaced"`). (`"budget"` is the
- * gateway worker's fleet budget.) Rejections are instances of this class
- * (`e instanceof OverloadedError`).
+ * full queue by a more critical call (`"displaced"`), refused while waiting
+ * by `limiter.clearQueue()` (`"cleared"`), or made after `limiter.close()`
+ * (`"closed"`). (`"budget"` is the gateway worker's fleet budget.)
+ * Rejections are instances of this class (`e instanceof OverloadedError`).
  */
 export class OverloadedError extends Error {
   constructor(message?: string, reason?: OverloadReason);

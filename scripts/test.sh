@@ -73,6 +73,9 @@ suite_docs() {
     # crate's modules depend on each other in a circle (scripts/check-modules.mjs).
     node scripts/check-docs.mjs
     node scripts/check-modules.mjs
+    # No committed log or archive, no untracked file outside .gitignore
+    # (a build artifact the ignore list misses: scripts/check-tree.mjs).
+    node scripts/check-tree.mjs
 }
 
 suite_setup() {
@@ -300,7 +303,7 @@ suite_soak_smoke() {
 # SUITES in the order it should run (each entry: name|header text).
 SUITES=(
     "fmt|cargo fmt --all -- --check"
-    "docs|paths named in docs and comments exist; BENCHMARKS.md matches benches/results/ (scripts/check-docs.mjs)"
+    "docs|paths named in docs and comments exist; BENCHMARKS.md matches benches/results/ (scripts/check-docs.mjs); no module cycles; no committed log or archive, no untracked artifact (scripts/check-tree.mjs)"
     "setup|scripts/setup.sh by need: no root, apt or browser to run the gateway (node --test tests/setup/)"
     "clippy_host|cargo clippy --workspace --all-targets -- -D warnings (host)"
     "clippy_wasm|cargo clippy --target $WASM_TARGET (edgeshed-wasm, edgeshed-js, edgeshed-worker) -- -D warnings"

@@ -42,7 +42,7 @@ fn request(criticality: Option<Criticality>, key: Option<&str>) -> http::Request
 /// What an HTTP front end answers for an error of the layer.
 fn status(error: &BoxError) -> (u16, &'static str) {
     if let Some(overloaded) = error.downcast_ref::<Overloaded>() {
-        (503, overloaded.reason())
+        (503, overloaded.reason().as_str())
     } else if let Some(limited) = error.downcast_ref::<RateLimited>() {
         (429, limited.reason().as_str())
     } else {

@@ -3,8 +3,10 @@
 //! Services return [`BoxError`], like tower's middleware; find out what
 //! happened with `error.is::<Overloaded>()` or `downcast_ref`, and map it to a
 //! status: [`Overloaded`] → 503, [`RateLimited`] → 429, [`Expired`] → 504.
-//! Both refusals say why ([`Overloaded::reason`], [`RateLimited::reason`]),
-//! in the words the JS errors and the worker's bodies use.
+//! Both refusals say why in the same shape: [`Overloaded::reason`] is an
+//! [`OverloadCause`], [`RateLimited::reason`] a [`RateLimitReason`]; each
+//! enum has `as_str()` and `Display` in the words the JS errors and the
+//! worker's bodies use.
 
 mod config;
 mod rate;
@@ -17,7 +19,9 @@ use core::fmt;
 /// A type-erased error, as used throughout the tower ecosystem.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// Why a request was refused admission for lack of capacity.
+/// Why a request was refused admission for lack of capacity: what
+/// [`Overloaded::reason`] returns, as [`RateLimitReason`] is what
+/// [`RateLimited::reason`] returns.
 ///
 /// `#[non_exhaustive]`: later causes may be added, so a `match` needs a `_`
 /// arm; [`as_str`](Self::as_str) names each without one.
@@ -107,22 +111,26 @@ impl Overloaded {
         Self { cause }
     }
 
-    /// Why the request was refused.
+    /// Why the request was refused: the same as [`reason`](Self::reason).
     pub const fn cause(&self) -> OverloadCause {
         self.cause
     }
 
-    /// Why the request was refused, as the JS errors and the worker's 503
-    /// bodies write it (see [`OverloadCause::as_str`]).
+    /// Why the request was refused, in the shape of
+    /// [`RateLimited::reason`]: an enum whose [`as_str`](OverloadCause::as_str)
+    /// (and `Display`) is the reason as the JS errors and the worker's 503
+    /// bodies write it.
     ///
     /// ```
     /// use edgeshed::error::{OverloadCause, Overloaded};
     ///
-    /// assert_eq!(Overloaded::new().reason(), "limit");
-    /// assert_eq!(Overloaded::because(OverloadCause::Displaced).reason(), "displaced");
+    /// assert_eq!(Overloaded::new().reason(), OverloadCause::Shed);
+    /// assert_eq!(Overloaded::new().reason().as_str(), "limit");
+    /// let displaced = Overloaded::because(OverloadCause::Displaced);
+    /// assert_eq!(displaced.reason().to_string(), "displaced");
     /// ```
-    pub const fn reason(&self) -> &'static str {
-        self.cause.as_str()
+    pub const fn reason(&self) -> OverloadCause {
+        self.cause
     }
 }
 

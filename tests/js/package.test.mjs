@@ -627,6 +627,10 @@ describe("TypeScript declarations", () => {
     assert.match(dts, /export class Limiter<O extends LimiterOptions = LimiterOptions>/);
     // setLimit takes no limit on a limiter made with `adaptive`.
     assert.match(dts, /setLimit\(limit: O extends AdaptiveLimiterOptions \? never : number\): void;/);
+    // Idle, clearing the queue, closing.
+    assert.match(dts, /onIdle\(\): Promise<void>;/);
+    assert.match(dts, /clearQueue\(\): void;/);
+    assert.match(dts, /close\(\): Promise<void>;/);
     // A queue needs its timeout: no queue, or maxQueue with queueTimeoutMs.
     assert.match(dts, /export type QueueOptions = NoQueueOptions \| BoundedQueueOptions;/);
     // Exactly one of maxInFlight and adaptive: a union of the two kinds.
@@ -654,7 +658,7 @@ describe("TypeScript declarations", () => {
   });
 });
 
-for (const name of ["readme", "node", "criticality", "fairness"]) {
+for (const name of ["readme", "node", "criticality", "fairness", "lifecycle"]) {
   test(`README / docs: the ${name} snippet runs and prints what the document shows`, async () => {
     const { code, output, file } = readmeSnippet(name);
     assert.match(code, /from "edgeshed"/);

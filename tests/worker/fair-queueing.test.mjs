@@ -139,7 +139,10 @@ describe("the fair share at the contract's edge", () => {
     worker = await startWorker({
       statsPublic: true,
       origins: { o: { url: origin.url, maxInFlight: 2, maxQueue: 4, queueTimeoutMs: 10000 } },
-      routes: [{ prefix: "/f/", origin: "o", fairness: { key: "header:x-tenant" } }],
+      // A rate limit far from binding: every answer of the route carries
+      // its RateLimit-Policy and RateLimit headers, but for a 429 of the
+      // fair share (docs/gateway.md, "Rate limits").
+      routes: [{ prefix: "/f/", origin: "o", fairness: { key: "header:x-tenant" }, rateLimit: { key: "header:x-tenant", perSecond: 100, burst: 100 } }],
     });
   });
   afterAll(async () => {
@@ -162,8 +165,17 @@ describe("the fair share at the contract's edge", () => {
       const third = await worker.get("/f/a3", tenant("a"));
       assert.equal(third.status, 429, `a's third request: ${third.status} ${third.text}`);
       assert.deepEqual(third.json, { error: "rate_limited", scope: "route:/f/", reason: "fair_share" });
+      // Its headers agree: Retry-After (no time is known: retryAfterSeconds)
+      // and the route's rate policy, but no RateLimit saying a's quota has
+      // calls left now (the rate limit did not refuse it).
+      assert.equal(third.headers.get("retry-after"), "1");
+      assert.equal(third.headers.get("ratelimit-policy"), '"edgeshed";q=100;w=1');
+      assert.equal(third.headers.get("ratelimit"), null, `a fair-share 429 with ratelimit: ${third.headers.get("ratelimit")}`);
       held.open();
-      for (const r of await Promise.all([...holding, waiting])) assert.equal(r.status, 200, r.text);
+      for (const r of await Promise.all([...holding, waiting])) {
+        assert.equal(r.status, 200, r.text);
+        assert.match(r.headers.get("ratelimit"), /^"edgeshed";r=9\d;t=1$/, "a 200 of the route keeps its RateLimit");
+      }
       const stats = await worker.until(idle, { what: "idle" });
       assert.equal(stats.origins.o.fairShareRefused - before.origins.o.fairShareRefused, 1);
       assert.equal(stats.origins.o.topRefusedKeys[0].key, "a", JSON.stringify(stats.origins.o.topRefusedKeys));

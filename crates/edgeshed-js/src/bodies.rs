@@ -84,7 +84,7 @@ impl Bodies {
     pub(crate) fn hold(
         &self,
         response: &JsValue,
-        permit: edgeshed::semaphore::Permit,
+        permit: edgeshed_wasm::held::Lease,
     ) -> Result<JsValue, JsValue> {
         BODY_IDLE_ERROR.with(|idle_reason| {
             let hold = Hold {

@@ -5,11 +5,15 @@
 //! until a call names its criticality.
 
 use crate::bodies::Bodies;
+use crate::lifecycle::{lease, Lifecycle};
 use crate::options::CallOptions;
 use crate::sampling::Sampler;
 use core::cell::Cell;
 use edgeshed::admission::{Admission, Reserve};
+use edgeshed::semaphore::Permit;
 use edgeshed_wasm::clock::JsClock;
+use edgeshed_wasm::held::Lease;
+use std::rc::Rc;
 
 /// Per-`Limiter` counters, shared by its calls.
 #[derive(Debug)]
@@ -26,6 +30,8 @@ pub(crate) struct CallCounters {
     /// The adaptive limit (`options.adaptive`) fed by every call; `None`
     /// for a fixed limit (`options.maxInFlight`).
     pub(crate) sampler: Option<Sampler>,
+    /// `onIdle()`, `clearQueue()` and `close()`.
+    pub(crate) lifecycle: Rc<Lifecycle>,
     /// The default reserve, until the first call that names its criticality
     /// installs it; `None` once installed, or when `options.reserve` was
     /// given. A limiter whose calls never name a criticality keeps no
@@ -47,8 +53,10 @@ impl CallCounters {
         sampler: Option<Sampler>,
         default_reserve: bool,
         reserve: Reserve,
+        lifecycle: Rc<Lifecycle>,
     ) -> Self {
         Self {
+            lifecycle,
             reserve: Cell::new(reserve),
             abandoned: Cell::new(0),
             expired_running: Cell::new(0),
@@ -74,6 +82,11 @@ impl CallCounters {
             }
         }
         self.reserve.get()
+    }
+
+    /// An admitted call's `permit`, telling the lifecycle when it is back.
+    pub(crate) fn lease(&self, permit: Permit) -> Lease {
+        lease(&self.lifecycle, permit)
     }
 
     /// Adds one to `counter`.

@@ -58,6 +58,10 @@ impl Limit {
 /// "auto"` found the call's expected wait longer than one service time
 /// (its own message; its reason is `"queue_timeout"` all the same).
 const EXPECTED_WAIT_TOO_LONG: u32 = 4;
+/// `OVERLOAD_REASONS`' number for a waiter refused by `clearQueue()`.
+const CLEARED: u32 = 5;
+/// `OVERLOAD_REASONS`' number for a call refused by a closed limiter.
+const CLOSED: u32 = 6;
 
 /// An overload's cause as glue.js numbers it (`OVERLOAD_REASONS`).
 fn cause_index(error: &Overloaded) -> u32 {
@@ -161,10 +165,15 @@ impl Caller {
                 rate_limited_error_at(&self.site, limit.limit, retry_after_ms(&limited))
             }
             AdmitError::Expired => self.expired(false),
-            AdmitError::Closed => error_with_status("ClosedError", "limiter closed", 503),
+            AdmitError::Closed => overloaded_error_at(&self.site, CLOSED, 0, 0, 0),
             // A refusal added to the core later: still a 503, with its message.
             other => error_with_status("OverloadedError", &other.to_string(), 503),
         }
+    }
+
+    /// The `OverloadedError` of a waiter refused by `clearQueue()`.
+    pub(crate) fn cleared(&self) -> JsValue {
+        overloaded_error_at(&self.site, CLEARED, 0, 0, 0)
     }
 
     /// `DeadlineError`: the call's deadline passed, queued or `running`.

@@ -7,7 +7,9 @@ import { CALL } from "./options-schema.js";
 /**
  * Rejection of a call refused for lack of capacity; `reason` says why:
  * "limit" (shed at once), "queue_timeout", "displaced" (from a full queue by
- * a more critical call) or "budget".
+ * a more critical call), "budget", "cleared" (waiting when
+ * `limiter.clearQueue()` was called) or "closed" (made after
+ * `limiter.close()`).
  */
 export class OverloadedError extends Error {
   constructor(message, reason = "limit") {
@@ -205,8 +207,17 @@ function inheritStack(error, site) {
   });
   return error;
 }
-// Index = the cause's number in src/errors.rs.
-const OVERLOAD_REASONS = ["limit", "queue_timeout", "displaced", "budget", "queue_timeout"];
+const CLOSED_MESSAGE = "service overloaded: the limiter is closed (limiter.close()): it starts no new call";
+// A promise rejected with the OverloadedError of a call made after
+// `limiter.close()` (its stack as for a shed).
+export function closedRejection() {
+  const error = withoutStack(() => new OverloadedError(CLOSED_MESSAGE, "closed"));
+  if (stackBudget()) unplaced.push(error);
+  return Promise.reject(error);
+}
+// Index = the cause's number in src/errors.rs (EXPECTED_WAIT_TOO_LONG,
+// CLEARED and CLOSED there).
+const OVERLOAD_REASONS = ["limit", "queue_timeout", "displaced", "budget", "queue_timeout", "cleared", "closed"];
 function overloadMessage(cause, limit, maxQueue, timeoutMs) {
   switch (cause) {
     case 1:
@@ -217,6 +228,10 @@ function overloadMessage(cause, limit, maxQueue, timeoutMs) {
       return "service overloaded: no fleet budget left";
     case 4:
       return `service overloaded: the expected wait for a slot of limit ${limit} (maxQueue ${maxQueue}) is longer than one service time (maxQueueWait "auto"): queue timeout`;
+    case 5:
+      return "service overloaded: the queue was cleared (limiter.clearQueue()) while this call waited for a slot";
+    case 6:
+      return CLOSED_MESSAGE;
     default:
       return shedMessage(limit, maxQueue, limit, 1);
   }
@@ -242,6 +257,16 @@ export function errorWithStatus(name, message, status) {
     error.status = status;
     return error;
   });
+}
+
+// --- src/lifecycle.rs ---
+// The promises of `onIdle()` and `close()`: each one's resolve function
+// waits in the limiter's array until the limiter is idle.
+export function idlePromise(resolves, idle) {
+  return idle ? Promise.resolve() : new Promise((resolve) => resolves.push(resolve));
+}
+export function resolveAll(resolves) {
+  for (const resolve of resolves.splice(0)) resolve();
 }
 
 // --- src/stats.rs ---

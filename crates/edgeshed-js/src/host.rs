@@ -52,6 +52,18 @@ extern "C" {
     /// `retry_after_ms` < 0 for the fair share, else the rate limit's.
     #[wasm_bindgen(js_name = rateLimitedRejection)]
     pub(crate) fn rate_limited_rejection(limit: u32, retry_after_ms: f64) -> js_sys::Promise;
+    /// A promise rejected with an `OverloadedError` of `reason` `"closed"`
+    /// (stack as for a shed): a call made after `limiter.close()`.
+    #[wasm_bindgen(js_name = closedRejection)]
+    pub(crate) fn closed_rejection() -> js_sys::Promise;
+    // --- src/lifecycle.rs ---
+    /// A promise resolved now if `idle`, else one whose resolve function is
+    /// pushed onto `resolves`.
+    #[wasm_bindgen(js_name = idlePromise)]
+    pub(crate) fn idle_promise(resolves: &js_sys::Array, idle: bool) -> js_sys::Promise;
+    /// Empties `resolves`, calling each.
+    #[wasm_bindgen(js_name = resolveAll)]
+    pub(crate) fn resolve_all(resolves: &js_sys::Array);
     /// A `RateLimitedError` with the stack of `site`.
     #[wasm_bindgen(js_name = rateLimitedErrorAt)]
     pub(crate) fn rate_limited_error_at(site: &JsValue, limit: u32, retry_after_ms: f64)

@@ -15,6 +15,7 @@ mod counters;
 mod criticality;
 mod errors;
 mod host;
+mod lifecycle;
 mod limiter;
 mod options;
 mod sampling;

@@ -3,6 +3,7 @@
 use crate::counters::CallCounters;
 use crate::errors::type_error;
 use crate::host::checked_limit;
+use crate::lifecycle::Lifecycle;
 use crate::options::{limiter_options, LimitOption};
 use crate::sampling::Sampler;
 use crate::stats::{stats_js, Sources};
@@ -38,6 +39,7 @@ impl Limiter {
         let admission = Admission::with_options(initial, options.policy, options.options, JsClock)
             .map_err(|error| crate::errors::range_error(&error.to_string()))?;
         let reserve = admission.reserve();
+        let lifecycle = Lifecycle::new(admission.semaphore().clone());
         let sampler = match options.limit {
             LimitOption::Fixed(_) => None,
             LimitOption::Adaptive(algorithm) => {
@@ -51,6 +53,7 @@ impl Limiter {
                 sampler,
                 options.default_reserve,
                 reserve,
+                lifecycle,
             )),
         })
     }
@@ -69,6 +72,30 @@ impl Limiter {
         let limit = checked_limit(&limit)?;
         self.admission.semaphore().set_limit(limit as usize);
         Ok(())
+    }
+
+    /// `limiter.onIdle()`: a promise resolving once no call holds a slot
+    /// (held bodies and abandoned work included) and none waits; resolved
+    /// at once if that is so now.
+    #[wasm_bindgen(js_name = onIdle)]
+    pub fn on_idle(&self) -> js_sys::Promise {
+        self.counters.lifecycle.when_idle()
+    }
+
+    /// `limiter.clearQueue()`: every call waiting for a slot now is
+    /// rejected with an `OverloadedError` of `reason` `"cleared"`.
+    #[wasm_bindgen(js_name = clearQueue)]
+    pub fn clear_queue(&self) {
+        self.counters.lifecycle.clear_queue();
+    }
+
+    /// `limiter.close()`: later calls are rejected at once with an
+    /// `OverloadedError` of `reason` `"closed"`; calls running or waiting
+    /// now go on. A promise resolving once the last of them has ended (as
+    /// `onIdle()`).
+    #[wasm_bindgen(js_name = close)]
+    pub fn close(&self) -> js_sys::Promise {
+        self.counters.lifecycle.close()
     }
 }
 

@@ -22,8 +22,9 @@
 use crate::host::ending_code;
 use core::cell::RefCell;
 use edgeshed::limit::adaptive::{AnyLimit, Controller, Ending, Started};
-use edgeshed::semaphore::{Permit, Semaphore};
+use edgeshed::semaphore::Semaphore;
 use edgeshed_wasm::clock::JsClock;
+use edgeshed_wasm::held::Lease;
 use wasm_bindgen::prelude::*;
 
 /// The [`Ending`] of a call that settled with `value`: a rejection reason,
@@ -73,7 +74,7 @@ impl Sampler {
     /// Keeps `permit` until JavaScript calls `FINISH` with the returned id
     /// and how the work settled; the call is then sampled (as started at
     /// `started`) and the permit returned.
-    fn hold(&self, permit: Permit, started: Started) -> f64 {
+    fn hold(&self, permit: Lease, started: Started) -> f64 {
         let entry = Entry {
             sampler: self.clone(),
             started,
@@ -87,7 +88,7 @@ impl Sampler {
 struct Entry {
     sampler: Sampler,
     started: Started,
-    permit: Permit,
+    permit: Lease,
 }
 
 /// Storage for the [`Entry`]s, reusing the slots of finished ones.
@@ -168,13 +169,13 @@ fn finish_held(id: f64, ending: Ending) {
 /// An admitted call's permit, and the start of its sample when the
 /// limiter is adaptive.
 pub(crate) struct Running {
-    permit: Permit,
+    permit: Lease,
     sample: Option<(Sampler, Started)>,
 }
 
 impl Running {
     /// A call admitted now with `permit`; sampled if `sampler` is given.
-    pub(crate) fn new(permit: Permit, sampler: Option<&Sampler>) -> Self {
+    pub(crate) fn new(permit: Lease, sampler: Option<&Sampler>) -> Self {
         let sample = sampler.map(|sampler| (sampler.clone(), sampler.start()));
         Self { permit, sample }
     }
@@ -182,7 +183,7 @@ impl Running {
     /// The call ends now as `ending()` (not asked for a fixed limit): it is
     /// sampled as the core classifies that, and its permit handed back to
     /// the caller.
-    pub(crate) fn sample(self, ending: impl FnOnce() -> Ending) -> Permit {
+    pub(crate) fn sample(self, ending: impl FnOnce() -> Ending) -> Lease {
         if let Some((sampler, started)) = self.sample {
             sampler.finish(started, ending());
         }
@@ -190,35 +191,31 @@ impl Running {
     }
 
     /// Hands a served `fetch` call to its response body: `f(id, release)`,
-    /// where the body holder calls `release(id)` once when the body is
-    /// done; that samples the call as served (timed to the body's end, the
+    /// where the body holder calls `release(id, how)` once when the body is
+    /// done; that samples the call as the body ended (timed to its end, the
     /// span its permit is held) and returns the permit.
     pub(crate) fn hand_over_body<T>(self, f: impl FnOnce(f64, &JsValue) -> T) -> T {
-        match self.sample {
-            None => {
-                let id = edgeshed_wasm::held::hold(self.permit);
-                edgeshed_wasm::held::with_release(|release| f(id, release))
-            }
-            Some((sampler, started)) => {
-                let id = sampler.hold(self.permit, started);
-                BODY_DONE.with(|done| f(id, done.as_ref()))
-            }
-        }
+        self.hand_over_as(true, f)
     }
 
     /// Hands the call to JavaScript: `f(id, release)`, where JavaScript
     /// calls `release(id, rejected, reason)` once when the work settles;
     /// that samples the call and returns the permit.
     pub(crate) fn hand_over<T>(self, f: impl FnOnce(f64, &JsValue) -> T) -> T {
-        match self.sample {
-            None => {
-                let id = edgeshed_wasm::held::hold(self.permit);
-                edgeshed_wasm::held::with_release(|release| f(id, release))
-            }
-            Some((sampler, started)) => {
-                let id = sampler.hold(self.permit, started);
-                FINISH.with(|finish| f(id, finish.as_ref()))
-            }
+        self.hand_over_as(false, f)
+    }
+
+    /// [`hand_over`](Self::hand_over), or with `body` [`hand_over_body`](Self::hand_over_body).
+    fn hand_over_as<T>(self, body: bool, f: impl FnOnce(f64, &JsValue) -> T) -> T {
+        let Some((sampler, started)) = self.sample else {
+            let id = edgeshed_wasm::held::hold(self.permit);
+            return edgeshed_wasm::held::with_release(|release| f(id, release));
+        };
+        let id = sampler.hold(self.permit, started);
+        if body {
+            BODY_DONE.with(|done| f(id, done.as_ref()))
+        } else {
+            FINISH.with(|finish| f(id, finish.as_ref()))
         }
     }
 }

@@ -168,6 +168,24 @@ export class Limiter<O extends LimiterOptions = LimiterOptions> {
    * a type error too, when the limiter's options are known to be adaptive.
    */
   setLimit(limit: O extends AdaptiveLimiterOptions ? never : number): void;
+  /**
+   * Resolves once no call holds a slot (running, abandoned, or a `fetch`
+   * body not yet done) and none waits: `stats().inFlight` and
+   * `stats().queued` both 0. Resolved at once if that is so now.
+   */
+  onIdle(): Promise<void>;
+  /**
+   * Rejects every call waiting for a slot now with an `OverloadedError` of
+   * `reason` `"cleared"`; running calls go on, later calls queue as usual.
+   */
+  clearQueue(): void;
+  /**
+   * Stops admitting: every later `run` and `fetch` is rejected at once with
+   * an `OverloadedError` of `reason` `"closed"`. Calls running or waiting now
+   * go on (call `clearQueue()` first to refuse the waiting ones); resolves
+   * once the last of them has ended, as `onIdle()`.
+   */
+  close(): Promise<void>;
   /** Frees the wasm memory of this limiter (calls still running keep their slot). */
   free(): void;
 }

@@ -29,7 +29,6 @@
 
 use crate::host::js;
 use core::cell::Cell;
-use edgeshed::semaphore::Permit;
 use wasm_bindgen::prelude::*;
 
 /// How a body is held.
@@ -99,7 +98,7 @@ impl Holder {
     pub fn hold_response(
         &self,
         response: &JsValue,
-        permit: Permit,
+        permit: impl Into<crate::held::Lease>,
         hold: &Hold<'_>,
     ) -> Result<JsValue, JsValue> {
         let id = crate::held::hold(permit);

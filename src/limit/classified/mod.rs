@@ -47,7 +47,7 @@
 //! // Refused at once (`now_or_never`: a refusal never waits under `Policy::Shed`).
 //! let shed = svc.clone().oneshot(Request { checkout: false }).now_or_never();
 //! let shed = shed.expect("refused at once").unwrap_err();
-//! assert_eq!(shed.downcast_ref::<Overloaded>().map(|o| o.reason()), Some("limit"));
+//! assert_eq!(shed.downcast_ref::<Overloaded>().map(|o| o.reason().as_str()), Some("limit"));
 //! let mut second_checkout = svc.clone().oneshot(Request { checkout: true });
 //! assert!(futures::poll!(&mut second_checkout).is_pending()); // the kept slot
 //! assert_eq!(admission.stats().by_criticality.critical.in_flight, 2);

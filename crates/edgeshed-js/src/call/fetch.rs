@@ -39,7 +39,7 @@ pub(crate) fn fetch(
     let caller = admitting.caller(call, admission);
     spawn(async move {
         let signal = options.signal;
-        let permit = finish_admission(admitting, signal.clone(), &caller).await?;
+        let permit = finish_admission(admitting, signal.clone(), &caller, &counters).await?;
         // Sampled until the body is done (see sampling.rs), or, for an
         // overload answer (a drop), at its headers.
         let running = Running::new(permit, counters.sampler.as_ref());

@@ -5,6 +5,9 @@
 //! order and immediate rejections reflect the call at once); a call that
 //! has to wait continues as an executor task, which arms its timers itself.
 //!
+//! A call that waits can also be refused by `clearQueue()`, and no call
+//! starts once the limiter is closed (`lifecycle.rs`).
+//!
 //! A slot counts work that is actually running: when a deadline or an abort
 //! rejects a caller whose work has started, the caller gets its error at
 //! once but the permit stays held until the work itself settles (counted in
@@ -18,15 +21,20 @@ pub(crate) use run::run;
 
 use crate::counters::CallCounters;
 use crate::errors::{CallContext, Caller, Limit};
+use crate::host::closed_rejection;
+use crate::lifecycle::{Cleared, Lifecycle};
 use crate::options::CallOptions;
-use core::task::Poll;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 use edgeshed::admission::{Admission, Admit, AdmitError, Call};
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::abort::{abort_reason, Aborted};
 use edgeshed_wasm::clock::JsClock;
+use edgeshed_wasm::held::Lease;
 use edgeshed_wasm::task::RemoteWake;
-use futures_util::future::{select, Either};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
@@ -39,8 +47,9 @@ fn deadline_of(options: &CallOptions) -> Option<Instant> {
 enum Admitting {
     Admitted(Permit),
     /// Holding its place in the queue; `Admit` is `Unpin`, so it moves into
-    /// the task, whose first poll arms its timer.
-    Waiting(Admit<JsClock>),
+    /// the task, whose first poll arms its timer. `Cleared` notes the
+    /// `clearQueue()` calls from now on.
+    Waiting(Admit<JsClock>, Cleared),
 }
 
 impl Admitting {
@@ -48,7 +57,7 @@ impl Admitting {
     /// for a slot (behind `admission`'s limit) or has a deadline.
     fn caller(&self, call: CallContext, admission: &Admission<JsClock>) -> Caller {
         let queued_behind =
-            matches!(self, Admitting::Waiting(_)).then(|| Limit::of(admission, &call));
+            matches!(self, Admitting::Waiting(..)).then(|| Limit::of(admission, &call));
         call.here(queued_behind)
     }
 }
@@ -72,20 +81,23 @@ impl Refusal {
 }
 
 /// Starts a call's admission, for `run` and `fetch` alike: what a refusal's
-/// message needs (`CallContext`) and the admission decided now; a refusal comes back
-/// as the rejected promise to return.
+/// message needs (`CallContext`) and the admission decided now; a refusal
+/// (or a closed limiter) comes back as the rejected promise to return.
 fn begin(
     counters: &CallCounters,
     admission: &Admission<JsClock>,
     deadline: Option<Instant>,
     options: &mut CallOptions,
 ) -> Result<(CallContext, Admitting), js_sys::Promise> {
+    if counters.lifecycle.is_closed() {
+        return Err(closed_rejection());
+    }
     let call = CallContext {
         deadline: options.deadline,
         criticality: options.criticality,
         reserve: counters.reserve_for(options, admission),
     };
-    match start_admission(admission, deadline, options) {
+    match start_admission(admission, deadline, options, &counters.lifecycle) {
         Ok(admitting) => Ok((call, admitting)),
         Err(refusal) => Err(refusal.into_rejection(call, admission)),
     }
@@ -97,6 +109,7 @@ fn start_admission(
     admission: &Admission<JsClock>,
     deadline: Option<Instant>,
     options: &mut CallOptions,
+    lifecycle: &Rc<Lifecycle>,
 ) -> Result<Admitting, Refusal> {
     let signal = options.signal.as_ref();
     if let Some(signal) = signal {
@@ -127,33 +140,74 @@ fn start_admission(
     match admit.enter() {
         Poll::Ready(Ok(permit)) => Ok(Admitting::Admitted(permit)),
         Poll::Ready(Err(error)) => Err(Refusal::Refused(error)),
-        Poll::Pending => Ok(Admitting::Waiting(admit)),
+        Poll::Pending => Ok(Admitting::Waiting(admit, Cleared::new(lifecycle))),
     }
 }
 
-/// Finishes admission, giving up when `signal` aborts; a refusal is
-/// `caller`'s error.
+/// Finishes admission, giving up when `signal` aborts or `clearQueue()` is
+/// called; a refusal is `caller`'s error. The permit comes back as a lease
+/// of `counters`' lifecycle, which a waiter leaving unadmitted tells too.
 async fn finish_admission(
     admitting: Admitting,
     signal: Option<AbortSignal>,
     caller: &Caller,
-) -> Result<Permit, JsValue> {
-    let admit = match admitting {
-        Admitting::Admitted(permit) => return Ok(permit),
-        Admitting::Waiting(admit) => RemoteWake::new(admit),
+    counters: &CallCounters,
+) -> Result<Lease, JsValue> {
+    let (admit, cleared) = match admitting {
+        Admitting::Admitted(permit) => return Ok(counters.lease(permit)),
+        Admitting::Waiting(admit, cleared) => (RemoteWake::new(admit), cleared),
     };
-    let Some(signal) = signal else {
-        return admit.await.map_err(|error| caller.error(error));
+    let waiting = Wait {
+        admit,
+        cleared,
+        aborted: signal.map(Aborted::new),
+        caller,
     };
-    match select(Aborted::new(signal), admit).await {
-        Either::Left((reason, _)) => Err(reason),
-        Either::Right((admitted, _)) => admitted.map_err(|error| caller.error(error)),
+    // The wait is dropped at the end of this statement: the queue has let
+    // go of the call when the lifecycle looks.
+    let waited = waiting.await;
+    match waited {
+        Ok(permit) => Ok(counters.lease(permit)),
+        Err(error) => {
+            counters.lifecycle.check();
+            Err(error)
+        }
+    }
+}
+
+/// A queued call's wait: the abort first, then a clear, then the admission
+/// (one `poll` for `run` and `fetch`).
+struct Wait<'c> {
+    admit: RemoteWake<Admit<JsClock>>,
+    cleared: Cleared,
+    aborted: Option<Aborted>,
+    caller: &'c Caller,
+}
+
+impl Future for Wait<'_> {
+    type Output = Result<Permit, JsValue>;
+
+    #[inline(never)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if let Some(aborted) = &mut this.aborted {
+            if let Poll::Ready(reason) = Pin::new(aborted).poll(cx) {
+                return Poll::Ready(Err(reason));
+            }
+        }
+        if Pin::new(&mut this.cleared).poll(cx).is_ready() {
+            return Poll::Ready(Err(this.caller.cleared()));
+        }
+        let caller = this.caller;
+        Pin::new(&mut this.admit)
+            .poll(cx)
+            .map(|admitted| admitted.map_err(|error| caller.error(error)))
     }
 }
 
 /// The caller gave up on running work (deadline, abort): `permit` stays held
 /// until `work` (a promise or value) settles, and the call is counted.
-fn abandon(permit: Permit, work: &JsValue, counters: &CallCounters) {
+fn abandon(permit: Lease, work: &JsValue, counters: &CallCounters) {
     CallCounters::bump(&counters.abandoned);
     edgeshed_wasm::held::hold_until_settled(permit, work);
 }

@@ -47,7 +47,10 @@ pub(crate) fn run(
         // The common case, admitted at once with nothing to race: no task,
         // no executor.
         Admitting::Admitted(permit) if deadline.is_none() && options.signal.is_none() => {
-            call_holding(&task, Running::new(permit, counters.sampler.as_ref()))
+            call_holding(
+                &task,
+                Running::new(counters.lease(permit), counters.sampler.as_ref()),
+            )
         }
         admitting => {
             let caller = admitting.caller(call, admission);
@@ -119,7 +122,7 @@ async fn run_admitting(
     (admitting, caller): (Admitting, Caller),
     counters: Rc<CallCounters>,
 ) -> Result<JsValue, JsValue> {
-    let permit = finish_admission(admitting, options.signal.clone(), &caller).await?;
+    let permit = finish_admission(admitting, options.signal.clone(), &caller, &counters).await?;
     let running = Running::new(permit, counters.sampler.as_ref());
     if deadline.is_none() && options.signal.is_none() {
         // Nothing to race once admitted: the task ends here, and the call's

@@ -187,6 +187,6 @@ async fn route(
             .await
         }
     }?;
-    route::add_headers(&response, &headers);
+    route::add_passed_headers(&response, &headers);
     Ok(response)
 }

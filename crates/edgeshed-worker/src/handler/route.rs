@@ -56,7 +56,8 @@ pub(crate) struct Admitting<'r> {
     pub(crate) route: &'r str,
 }
 
-/// The `RateLimit-Policy` and `RateLimit` headers of a response.
+/// The `RateLimit-Policy` and `RateLimit` headers of a response, in that
+/// order.
 pub(crate) type RateHeaders = Option<[(&'static str, String); 2]>;
 
 /// A header of `request`, if readable.
@@ -200,5 +201,22 @@ impl RouteRuntime {
 pub(crate) fn add_headers(response: &web_sys::Response, headers: &RateHeaders) {
     for (name, value) in headers.iter().flatten() {
         let _ = response.headers().set(name, value);
+    }
+}
+
+/// Adds the headers of a passed rate check to `response`, the answer of
+/// what came after it: `RateLimit-Policy` always, but `RateLimit` (calls
+/// left now) only when `response` has no `Retry-After`. A response with one
+/// was refused by something other than the rate limit (a fair-share 429,
+/// an overload 503, or the origin's own answer): its `Retry-After` says
+/// when to come back, and a quota with calls left beside it would say the
+/// opposite.
+pub(crate) fn add_passed_headers(response: &web_sys::Response, headers: &RateHeaders) {
+    let Some([policy, current]) = headers else {
+        return;
+    };
+    let _ = response.headers().set(policy.0, &policy.1);
+    if !response.headers().has("retry-after").unwrap_or(true) {
+        let _ = response.headers().set(current.0, &current.1);
     }
 }
