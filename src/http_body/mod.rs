@@ -56,7 +56,3 @@ impl<B> Release<http::Response<B>> for HoldInBody {
         response.map(|body| PermitBody::new(body, permit))
     }
 }
-
-mod sampled;
-
-pub use sampled::SampledBody;

@@ -64,6 +64,8 @@ mod layer;
 mod named;
 mod outcome;
 mod sample_end;
+#[cfg(feature = "http-body")]
+mod sampled_body;
 mod service;
 mod summary;
 mod vegas;
@@ -79,6 +81,9 @@ pub use layer::AdaptiveLimitLayer;
 pub use named::{AnyLimit, UnknownAlgorithm};
 pub use outcome::{Ending, Outcome};
 pub use sample_end::{PendingSample, SampleEnd};
+#[cfg(feature = "http-body")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-body")))]
+pub use sampled_body::SampledBody;
 pub use service::{AdaptiveLimit, Sampled};
 pub use summary::{InvalidSummary, WindowSummary};
 pub use vegas::{Vegas, VegasRule};

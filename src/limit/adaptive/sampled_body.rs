@@ -1,14 +1,13 @@
 //! A response body that ends its call's adaptive sample when it ends.
 
-use crate::limit::adaptive::{Limit, Outcome, PendingSample, SampleEnd};
+use super::{Limit, Outcome, PendingSample, SampleEnd};
+use crate::http_body::HoldInBody;
 use crate::time::Clock;
 use core::fmt;
 use core::pin::Pin;
 use core::task::{ready, Context, Poll};
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
-
-use super::HoldInBody;
 
 pin_project! {
     /// A response body that takes its call's sample when it ends: served at
