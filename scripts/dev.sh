@@ -84,7 +84,9 @@ Dashboard: $www  (simulation in the browser; "Live gateway" tab for this gateway
   curl -s $base/__edgeshed/metrics # Prometheus text
   curl -s $base/__edgeshed/budget  # users' fleet budget (its EdgeshedBudget Durable Object)
 
-  # 200 concurrent requests: users admits 6 + queues 6, the rest get a fast 503
+  # 200 concurrent requests: the global limit admits 64 and queues 64; of those,
+  # users takes what its adaptive limit allows (6 at first) and queues 6; the
+  # rest get a fast 503 naming the limit that refused them
   seq 200 | xargs -P 200 -I{} curl -s -o /dev/null -w '%{http_code}\\n' $base/aggregate | sort | uniq -c
 
 INFO
