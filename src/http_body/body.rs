@@ -41,6 +41,30 @@ impl<B> PermitBody<B> {
     }
 }
 
+/// How a body ended with the frame it just gave, if it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BodyEnd {
+    /// Its end, or its last frame (hyper stops polling once the body says
+    /// so): it will not be read any further.
+    Done,
+    /// An error: it will not be read any further either.
+    Failed,
+}
+
+impl BodyEnd {
+    /// Whether `inner`'s `frame` (just polled) ended it, and how.
+    pub(crate) fn of<B: Body>(
+        frame: &Option<Result<Frame<B::Data>, B::Error>>,
+        inner: &B,
+    ) -> Option<Self> {
+        match frame {
+            None => Some(Self::Done),
+            Some(Err(_)) => Some(Self::Failed),
+            Some(Ok(_)) => inner.is_end_stream().then_some(Self::Done),
+        }
+    }
+}
+
 impl<B: Body> Body for PermitBody<B> {
     type Data = B::Data;
     type Error = B::Error;
@@ -51,13 +75,7 @@ impl<B: Body> Body for PermitBody<B> {
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let mut this = self.project();
         let frame = ready!(this.inner.as_mut().poll_frame(cx));
-        let done = match &frame {
-            // The end, or an error: the body will not be read any further.
-            None | Some(Err(_)) => true,
-            // The last frame: hyper stops polling once the body says so.
-            Some(Ok(_)) => this.inner.is_end_stream(),
-        };
-        if done {
+        if BodyEnd::of(&frame, &*this.inner).is_some() {
             this.permit.take();
         }
         Poll::Ready(frame)

@@ -39,6 +39,7 @@
 
 mod body;
 
+pub(crate) use body::BodyEnd;
 pub use body::PermitBody;
 
 use crate::release::Release;

@@ -61,7 +61,7 @@ impl Bodies {
     }
 
     /// Returns `response` with its body holding the call handed over as
-    /// `id` until it is done, when `release(id)` runs (see
+    /// `id` until it is done, when `release(id, how)` runs (see
     /// [`Running::hand_over_body`](crate::sampling::Running::hand_over_body)).
     pub(crate) fn hold_released(
         &self,
@@ -69,14 +69,9 @@ impl Bodies {
         release: &JsValue,
         id: f64,
     ) -> Result<JsValue, JsValue> {
-        BODY_IDLE_ERROR.with(|idle_reason| {
-            let hold = Hold {
-                idle_ms: self.timeout_ms,
-                host: &self.host,
-                idle_reason,
-            };
+        self.with_hold(|hold| {
             self.holder
-                .hold_response_released(response, release, id, &hold)
+                .hold_response_released(response, release, id, hold)
         })
     }
 
@@ -86,13 +81,17 @@ impl Bodies {
         response: &JsValue,
         permit: edgeshed_wasm::held::Lease,
     ) -> Result<JsValue, JsValue> {
+        self.with_hold(|hold| self.holder.hold_response(response, permit, hold))
+    }
+
+    /// `f` with how this limiter holds its bodies.
+    fn with_hold<T>(&self, f: impl FnOnce(&Hold<'_>) -> T) -> T {
         BODY_IDLE_ERROR.with(|idle_reason| {
-            let hold = Hold {
+            f(&Hold {
                 idle_ms: self.timeout_ms,
                 host: &self.host,
                 idle_reason,
-            };
-            self.holder.hold_response(response, permit, &hold)
+            })
         })
     }
 }

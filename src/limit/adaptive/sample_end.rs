@@ -71,8 +71,7 @@ impl<R, L: Limit, C: Clock> SampleEnd<R, L, C> for HoldInResponse {
     type Output = R;
 
     fn end(response: R, pending: PendingSample<L, C>) -> R {
-        pending.finish(Outcome::Served);
-        response
+        <ReleaseOnCompletion as SampleEnd<R, L, C>>::end(response, pending)
     }
 
     fn pass(response: R) -> R {

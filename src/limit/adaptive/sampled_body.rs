@@ -1,7 +1,7 @@
 //! A response body that ends its call's adaptive sample when it ends.
 
 use super::{Limit, Outcome, PendingSample, SampleEnd};
-use crate::http_body::HoldInBody;
+use crate::http_body::{BodyEnd, HoldInBody};
 use crate::time::Clock;
 use core::fmt;
 use core::pin::Pin;
@@ -32,15 +32,12 @@ impl<B: Body, L: Limit, C: Clock> Body for SampledBody<B, L, C> {
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let mut this = self.project();
         let frame = ready!(this.inner.as_mut().poll_frame(cx));
-        let outcome = match &frame {
-            None => Some(Outcome::Served),
-            Some(Err(_)) => Some(Outcome::Dropped),
-            Some(Ok(_)) => this.inner.is_end_stream().then_some(Outcome::Served),
-        };
-        if let Some(outcome) = outcome {
-            if let Some(pending) = this.pending.take() {
-                pending.finish(outcome);
-            }
+        let outcome = BodyEnd::of(&frame, &*this.inner).map(|end| match end {
+            BodyEnd::Done => Outcome::Served,
+            BodyEnd::Failed => Outcome::Dropped,
+        });
+        if let Some((outcome, pending)) = outcome.zip(this.pending.take()) {
+            pending.finish(outcome);
         }
         Poll::Ready(frame)
     }
