@@ -1,5 +1,6 @@
 // Issue 23's bursty arrivals, end to end on workerd: queueDiscipline "codel"
-// against "fifo" with the same queue. Goal: goodput ≥ 0.9 and admitted p99
+// against "fifo" with the same queue, each also with maxQueueWait "auto"
+// (issue 31). Goal: goodput ≥ 0.9 and admitted p99
 // ≤ 2× unloaded at 1×, 3× and 10×, and with the capacity halved.
 //
 //   node benches/e2e/codel.mjs                     # both, 1×, 3×, 10×, each also halved (~4 min)
@@ -40,6 +41,11 @@ const queue = `per origin maxInFlight ${SLOTS}, maxQueue ${MAX_QUEUE}, queueTime
 const CONFIGS = [
   edgeshed("fifo", { note: `gateway, ${queue}, queueDiscipline fifo (the default, not named)`, limits: LIMITS }),
   edgeshed("codel", { note: `gateway, ${queue}, queueDiscipline "codel" (codelTargetMs default)`, limits: { ...LIMITS, queueDiscipline: "codel" } }),
+  edgeshed("auto", { note: `gateway, ${queue}, maxQueueWait "auto" (fifo)`, limits: { ...LIMITS, maxQueueWait: "auto" } }),
+  edgeshed("codel+auto", {
+    note: `gateway, ${queue}, queueDiscipline "codel" and maxQueueWait "auto" (the configuration docs/gateway.md recommends for bursty traffic)`,
+    limits: { ...LIMITS, queueDiscipline: "codel", maxQueueWait: "auto" },
+  }),
 ];
 const chosen = choose(CONFIGS, OPTIONS.only);
 const runs = [...LEVELS.map((level) => ({ level, halve: false })), ...HALVE_LEVELS.map((level) => ({ level, halve: true }))];
