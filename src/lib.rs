@@ -104,6 +104,9 @@ mod oneshot;
 pub mod options_schema;
 mod per_criticality;
 pub mod rate_limit;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod refusal;
 mod release;
 pub mod semaphore;
 mod sync;

@@ -12,6 +12,7 @@
 //! connection calls `Layer::layer` anew: a limit must live in the layer, not
 //! in the service it builds, or every connection gets a fresh one.
 
+#[allow(dead_code)] // each test crate uses a part of the shared support
 mod axum_support;
 
 use axum_support::{overload_status, request, serve, Origin};

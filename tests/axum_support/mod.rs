@@ -171,6 +171,14 @@ impl Reply {
         self.response.as_ref().expect("response").status().as_u16()
     }
 
+    /// A header's value, if the response has it.
+    pub fn header(&self, name: &str) -> Option<String> {
+        let headers = self.response.as_ref().expect("response").headers();
+        headers
+            .get(name)
+            .map(|v| v.to_str().expect("ascii").to_owned())
+    }
+
     /// The whole body, as text.
     pub async fn rest(&mut self) -> String {
         let body = self.response.take().expect("response").into_body();
