@@ -4,9 +4,9 @@
 //!
 //! | error of the inner service | response |
 //! |---|---|
-//! | [`Overloaded`](crate::error::Overloaded) (shed, queue timeout, displaced) | 503, `Retry-After: retry_after` |
-//! | [`RateLimited`](crate::error::RateLimited) | 429, `Retry-After`: its own time, rounded up to whole seconds (at least 1), else `retry_after` (the fair share) |
-//! | [`Expired`](crate::error::Expired) (a deadline) | 504 |
+//! | [`Overloaded`] (shed, queue timeout, displaced) | 503, `Retry-After: retry_after` |
+//! | [`RateLimited`] | 429, `Retry-After`: its own time, rounded up to whole seconds (at least 1), else `retry_after` (the fair share) |
+//! | [`Expired`] (a deadline) | 504 |
 //! | anything else | 500 |
 //!
 //! The body is the response body type's `Default` (empty for axum's and
