@@ -76,7 +76,8 @@ impl LeaseHolder {
         if held == 0 && !self.owes(now) {
             return None;
         }
-        if self.contended && demand < self.permits {
+        // (the calls a trimmed lease was counted at included: they ended)
+        if self.contended && demand < self.counted(now) {
             return Some(demand);
         }
         let last = self.last_call_at.unwrap_or(0);
@@ -132,7 +133,7 @@ impl LeaseHolder {
         if self.held(now) == 0 && !self.owes(now) {
             return None;
         }
-        if self.contended && demand < self.permits {
+        if self.contended && demand < self.counted(now) {
             return Some(now);
         }
         let spaced = self

@@ -160,7 +160,17 @@ impl LeaseHolder {
     /// then calls when the table said even if it holds nothing, so the
     /// permits of calls that ended come back before the lease expires.
     pub(super) fn owes(&self, now: u64) -> bool {
-        self.counted > self.permits && now < self.expires_at
+        self.counted(now) > self.permits
+    }
+
+    /// What the table counts for the holder at `now`: its permits, or more
+    /// for a trimmed lease; 0 once the lease expired.
+    pub(super) fn counted(&self, now: u64) -> u32 {
+        if now < self.expires_at {
+            self.counted.max(self.permits)
+        } else {
+            0
+        }
     }
 
     /// When the current lease expires (holder's clock), 0 before any grant.
