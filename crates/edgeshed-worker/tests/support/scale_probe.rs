@@ -1,0 +1,28 @@
+//! A once-a-second look at the table beside the holders (`scale_sim.rs`):
+//! permits counted for isolates that are gone, and for live holders that do
+//! not hold them.
+
+use super::Sim;
+
+impl Sim {
+    /// Adds one sample to the report's `dead_leased` and `stranded` sums.
+    pub(super) fn probe(&mut self) {
+        let now = self.now;
+        let mut table = self.object.table.clone();
+        table.expire(now);
+        let (mut dead, mut stranded) = (0u32, 0u32);
+        for (id, permits) in table.leases() {
+            let (slot, gen) = id.split_once('.').unwrap();
+            let iso = &self.isolates[slot.parse::<usize>().unwrap()];
+            if iso.gen != gen.parse::<u64>().unwrap() {
+                dead += permits;
+            } else if !iso.holder.pending() {
+                let lost = permits.saturating_sub(iso.holder.held(now).max(iso.holder.in_flight()));
+                stranded += lost;
+            }
+        }
+        self.report.dead_leased += f64::from(dead);
+        self.report.stranded += f64::from(stranded);
+        self.report.probes += 1;
+    }
+}
