@@ -258,8 +258,9 @@ mean permits the table counts for isolates that are gone (they come back at the 
 beyond what they hold or use. In brackets: the same run on the budget code before this branch's two holder
 fixes and the crossed-watch fix (\`benches/results/budget-scale-before.json\`); seeds fixed, other seeds move
 goodput by ±0.05; a hostile run's goodput is mostly its restarts' (a restarted table grants nothing new for one
-TTL). The origin peak never exceeds the budget (asserted at every admission). A Durable Object's soft limit is
-about 1,000 calls/s.
+TTL). The origin peak never exceeds the budget (asserted at every admission); the most permits counted for an
+isolate evicted longer ago than its lease can outlive it (stuck leases): ${Math.max(...rows.map((r) => r.stuck))}. A Durable Object's
+soft limit is about 1,000 calls/s.
 
 ${table(["isolates", "run", "load", "origin peak", "goodput (before)", "origin busy", "object calls / admitted", "object calls / s (peak 1 s)", "wait p50 / p99 ms", "refused: at once / waited / timeout", "leased to evicted / stranded (before)"], body)}
 

@@ -82,6 +82,7 @@ fn a_hundred_isolates_with_churn_share_the_budget_without_exceeding_it() {
         r.stranded
     );
     assert_eq!(r.failures, 0, "no lease call fails with a healthy object");
+    assert_eq!(r.stuck, 0, "an evicted isolate's lease expires at its TTL");
 }
 
 /// The same fleet at 2x, with the object restarting (a fresh table, learning
@@ -101,6 +102,7 @@ fn a_hundred_isolates_through_restarts_slow_objects_and_evictions_never_exceed_t
         r.failures
     );
     assert!(r.dead_leased > 0.0, "evicted isolates held leases");
+    assert_eq!(r.stuck, 0, "an evicted isolate's lease expires at its TTL");
 }
 
 fn round(x: f64, digits: i32) -> f64 {
@@ -133,6 +135,7 @@ fn json(kind: &str, sc: &Scenario, r: &Report) -> serde_json::Value {
         "lostToEviction": r.lost,
         "leasedToEvicted": round(r.dead_leased, 1),
         "stranded": round(r.stranded, 1),
+        "stuck": r.stuck,
         "evictions": r.evictions,
         "restarts": r.restarts,
         "failedLeaseCalls": r.failures,

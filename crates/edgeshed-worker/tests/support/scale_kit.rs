@@ -157,6 +157,11 @@ pub struct Report {
     /// evicted isolates (they come back at the lease's expiry), and for live
     /// holders beyond what they hold, with no call under way (stranded).
     pub dead_leased: f64,
+    /// The most permits the table counted, at one sample, for isolates
+    /// evicted longer ago than a lease can outlive them (a TTL after the
+    /// last call that can still reach the object: the call timeout and the
+    /// patience a kept ask may wait): stuck leases. Must be 0.
+    pub stuck: u32,
     pub stranded: f64,
     pub probes: u64,
 }

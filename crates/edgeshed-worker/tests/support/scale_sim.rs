@@ -74,6 +74,8 @@ pub struct Sim {
     busy_ms: u64,
     /// The fraction of a millisecond the arrivals are behind.
     arrival_debt: f64,
+    /// When each evicted isolate (holder id) went.
+    evicted: std::collections::BTreeMap<String, u64>,
 }
 
 impl Sim {
@@ -97,6 +99,7 @@ impl Sim {
             report: Report::default(),
             busy_ms: 0,
             arrival_debt: 0.0,
+            evicted: std::collections::BTreeMap::new(),
             sc,
         };
         for slot in 0..sim.sc.isolates {

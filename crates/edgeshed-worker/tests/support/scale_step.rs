@@ -92,6 +92,7 @@ impl Sim {
                     .count();
                 self.report.lost += lost as u64;
                 self.report.evictions += 1;
+                self.evicted.insert(old.id.clone(), now);
                 let next = self.isolate(slot, old.gen + 1);
                 self.isolates[slot] = next;
                 let life = self.rng.exp(self.sc.lifetime);
