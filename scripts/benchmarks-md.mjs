@@ -234,6 +234,7 @@ function budgetScale() {
       `${r.load}×`,
       `${r.originPeak} of ${r.budget}`,
       `**${f(r.goodput, 3)}** (${f(b.goodput, 3)})`,
+      f(r.idealGoodput, 3),
       f(r.originBusy, 3),
       f(r.callsPerAdmitted, 3),
       `${r.callsPerSecond} (${r.peakCallsPerSecond})`,
@@ -252,7 +253,9 @@ replaced by new ones without a lease; object calls take ${meta.objectRttMs[0]}�
 ${meta.leaseTtlMs} ms, \`timeoutMs\` ${meta.timeoutMs}; ${meta.seconds} s simulated, the first ${meta.warmupSeconds} s not measured. *hostile*: the object also
 restarts (a fresh table in learning mode, its kept calls failing) and is slow (calls of 0.1–4 s) for 1 s, each
 every 10 s on average. Goodput: admitted / min(offered, capacity × time); origin busy: permit-ms at the origin /
-(budget × time). Wait: arrival to admission of admitted requests. Refused: at once (the isolate holds its fair
+(budget × time). One exact limit: the goodput of a single limit of ${meta.budget} in front of the same traffic, requests
+waiting in one queue up to the same patience (${meta.leaseTtlMs / 10} ms): what a perfect fleet budget would reach. Wait: arrival to
+admission of admitted requests. Refused: at once (the isolate holds its fair
 share of a contended budget), after waiting its patience, at its own timeout. Leased to evicted / stranded: the
 mean permits the table counts for isolates that are gone (they come back at the TTL) and for live isolates
 beyond what they hold or use. In brackets: the same run on the budget code before this branch's two holder
@@ -262,7 +265,7 @@ TTL). The origin peak never exceeds the budget (asserted at every admission); th
 isolate evicted longer ago than its lease can outlive it (stuck leases): ${Math.max(...rows.map((r) => r.stuck))}. A Durable Object's
 soft limit is about 1,000 calls/s.
 
-${table(["isolates", "run", "load", "origin peak", "goodput (before)", "origin busy", "object calls / admitted", "object calls / s (peak 1 s)", "wait p50 / p99 ms", "refused: at once / waited / timeout", "leased to evicted / stranded (before)"], body)}
+${table(["isolates", "run", "load", "origin peak", "goodput (before)", "one exact limit", "origin busy", "object calls / admitted", "object calls / s (peak 1 s)", "wait p50 / p99 ms", "refused: at once / waited / timeout", "leased to evicted / stranded (before)"], body)}
 
 ${source("budget-scale.json", "budget-scale-before.json")}
 `;

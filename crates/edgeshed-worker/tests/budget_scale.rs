@@ -16,7 +16,7 @@
 #[path = "support/scale_sim.rs"]
 mod sim;
 
-use sim::{Report, Scenario, Sim};
+use sim::{ideal_goodput, Report, Scenario, Sim};
 
 /// The table's columns (BENCHMARKS.md has the same, from the JSON).
 const HEAD: &str = "| isolates | run | load | origin peak | goodput | origin busy | object calls / admitted | object calls / s (peak 1 s) | wait p50 / p99 ms | refused: at once / waited / timeout | leased to evicted / stranded |\n|---|---|---|---|---|---|---|---|---|---|---|";
@@ -121,6 +121,8 @@ fn json(kind: &str, sc: &Scenario, r: &Report) -> serde_json::Value {
         "originPeak": r.peak,
         "budget": r.budget,
         "goodput": round(r.goodput(sc.capacity_rps()), 3),
+        // one exact limit of the budget, requests waiting up to the patience
+        "idealGoodput": round(ideal_goodput(sc, sc.ttl / 10), 3),
         "originBusy": round(r.utilisation, 3),
         "callsPerAdmitted": round(r.calls_per_admitted(), 3),
         "callsPerSecond": r.calls_per_s().round(),

@@ -17,12 +17,15 @@ use std::collections::{BinaryHeap, VecDeque};
 
 #[path = "scale_events.rs"]
 mod events;
+#[path = "scale_ideal.rs"]
+mod ideal;
 #[path = "scale_kit.rs"]
 mod kit;
 #[path = "scale_object.rs"]
 mod object;
 
 use events::{Ev, Item};
+pub use ideal::ideal_goodput;
 pub use kit::{Report, Rng, Scenario};
 use object::Object;
 
