@@ -240,7 +240,7 @@ function budgetScale() {
       `${r.callsPerSecond} (${r.peakCallsPerSecond})`,
       `${r.waitP50} / ${r.waitP99}`,
       `${r.refusedAtOnce} / ${r.refusedAfterWaiting} / ${r.refusedAtTimeout}`,
-      `${f(r.leasedToEvicted, 1)} / ${f(r.stranded, 1)} (${f(b.stranded, 1)})`,
+      `${f(r.heldIdle, 1)} / ${f(r.leasedToEvicted, 1)} / ${f(r.stranded, 1)} (${f(b.stranded, 1)})`,
     ];
   });
   return `## Native: the fleet budget at scale (simulated)
@@ -256,16 +256,16 @@ every 10 s on average. Goodput: admitted / min(offered, capacity × time); origi
 (budget × time). One exact limit: the goodput of a single limit of ${meta.budget} in front of the same traffic, requests
 waiting in one queue up to the same patience (${meta.leaseTtlMs / 10} ms): what a perfect fleet budget would reach. Wait: arrival to
 admission of admitted requests. Refused: at once (the isolate holds its fair
-share of a contended budget), after waiting its patience, at its own timeout. Leased to evicted / stranded: the
-mean permits the table counts for isolates that are gone (they come back at the TTL) and for live isolates
-beyond what they hold or use. In brackets: the same run on the budget code before this branch's two holder
+share of a contended budget), after waiting its patience, at its own timeout. Permits idle / evicted / stranded
+(means of a sample per second): held by live isolates beyond their calls in flight; counted by the table for
+isolates that are gone (they come back at the TTL); counted for live isolates beyond what they hold or use. In brackets: the same run on the budget code before this branch's two holder
 fixes and the crossed-watch fix (\`benches/results/budget-scale-before.json\`); seeds fixed, other seeds move
 goodput by ±0.05; a hostile run's goodput is mostly its restarts' (a restarted table grants nothing new for one
 TTL). The origin peak never exceeds the budget (asserted at every admission); the most permits counted for an
 isolate evicted longer ago than its lease can outlive it (stuck leases): ${Math.max(...rows.map((r) => r.stuck))}. A Durable Object's
 soft limit is about 1,000 calls/s.
 
-${table(["isolates", "run", "load", "origin peak", "goodput (before)", "one exact limit", "origin busy", "object calls / admitted", "object calls / s (peak 1 s)", "wait p50 / p99 ms", "refused: at once / waited / timeout", "leased to evicted / stranded (before)"], body)}
+${table(["isolates", "run", "load", "origin peak", "goodput (before)", "one exact limit", "origin busy", "object calls / admitted", "object calls / s (peak 1 s)", "wait p50 / p99 ms", "refused: at once / waited / timeout", "permits idle / evicted / stranded (before)"], body)}
 
 ${source("budget-scale.json", "budget-scale-before.json")}
 `;

@@ -135,6 +135,7 @@ fn json(kind: &str, sc: &Scenario, r: &Report) -> serde_json::Value {
         "refusedAtTimeout": r.refused_why[0],
         "refusedLocal": r.refused_local,
         "lostToEviction": r.lost,
+        "heldIdle": round(r.idle_held, 1),
         "leasedToEvicted": round(r.dead_leased, 1),
         "stranded": round(r.stranded, 1),
         "stuck": r.stuck,

@@ -157,6 +157,9 @@ pub struct Report {
     /// evicted isolates (they come back at the lease's expiry), and for live
     /// holders beyond what they hold, with no call under way (stranded).
     pub dead_leased: f64,
+    /// Sampled likewise: permits live holders hold beyond their calls in
+    /// flight (leased, usable, unused at that moment).
+    pub idle_held: f64,
     /// The most permits the table counted, at one sample, for isolates
     /// evicted longer ago than a lease can outlive them (a TTL after the
     /// last call that can still reach the object: the call timeout and the

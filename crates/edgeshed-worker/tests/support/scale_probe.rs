@@ -26,6 +26,12 @@ impl Sim {
                 stranded += lost;
             }
         }
+        let idle: u32 = self
+            .isolates
+            .iter()
+            .map(|iso| iso.holder.held(now).saturating_sub(iso.holder.in_flight()))
+            .sum();
+        self.report.idle_held += f64::from(idle);
         self.report.dead_leased += f64::from(dead);
         self.report.stranded += f64::from(stranded);
         self.report.stuck = self.report.stuck.max(stuck);

@@ -218,6 +218,7 @@ impl Sim {
         report.crossed_watches = self.object.stale_watches;
         let samples = report.probes.max(1) as f64;
         report.dead_leased /= samples;
+        report.idle_held /= samples;
         report.stranded /= samples;
         report.waits.sort_unstable();
         report
