@@ -265,3 +265,26 @@ fn a_watch_that_crossed_a_newer_kept_ask_does_not_cancel_it() {
         "{answers:?}"
     );
 }
+
+/// Found by the property test of `budget_rollout.rs`: a holder that asked
+/// and got nothing (the limit was leased out), and then stopped wanting,
+/// never calls again (it holds nothing to renew), so its demand stayed in
+/// the table for a whole TTL and shrank every other holder's fair share.
+/// A lease of no permits is forgotten a tenth of the TTL after the time the
+/// table told its holder to call again: one that still wants calls by then.
+#[test]
+fn a_demand_that_got_nothing_and_never_called_again_stops_counting() {
+    let mut table = settled(4);
+    let t0 = TTL;
+    assert_eq!(table.request("a", ask(0, 0, 4), t0).permits, 4);
+    let b = table.request("b", ask(0, 0, 4), t0);
+    assert_eq!(b.permits, 0);
+    // while b may still call, its demand counts: a renewing gets its share
+    let soon = t0 + b.renew_ms;
+    assert_eq!(table.request("a", ask(4, 0, 4), soon).permits, 2);
+    table.request("a", ask(2, 0, 4), soon);
+    // b never called again: a tenth of the TTL later it no longer counts
+    let later = soon + TTL / 10 + 1;
+    assert_eq!(table.request("a", ask(2, 0, 4), later).permits, 4);
+    assert_eq!(table.expire(later + TTL), None, "nothing left");
+}
