@@ -258,8 +258,8 @@ waiting in one queue up to the same patience (${meta.leaseTtlMs / 10} ms): what 
 admission of admitted requests. Refused: at once (the isolate holds its fair
 share of a contended budget), after waiting its patience, at its own timeout. Permits idle / evicted / stranded
 (means of a sample per second): held by live isolates beyond their calls in flight; counted by the table for
-isolates that are gone (they come back at the TTL); counted for live isolates beyond what they hold or use. In brackets: the same run on the budget code before this branch's two holder
-fixes and the crossed-watch fix (\`benches/results/budget-scale-before.json\`); seeds fixed, other seeds move
+isolates that are gone (they come back at the TTL); counted for live isolates beyond what they hold or use. In brackets: the same run on the budget code before this branch's fixes
+(\`benches/results/budget-scale-before.json\`); seeds fixed, other seeds move
 goodput by ±0.05; a hostile run's goodput is mostly its restarts' (a restarted table grants nothing new for one
 TTL). The origin peak never exceeds the budget (asserted at every admission); the most permits counted for an
 isolate evicted longer ago than its lease can outlive it (stuck leases): ${Math.max(...rows.map((r) => r.stuck))}. A Durable Object's
