@@ -263,7 +263,9 @@ isolates that are gone (they come back at the TTL); counted for live isolates be
 goodput by ±0.05; a hostile run's goodput is mostly its restarts' (a restarted table grants nothing new for one
 TTL). The origin peak never exceeds the budget (asserted at every admission); the most permits counted for an
 isolate evicted longer ago than its lease can outlive it (stuck leases): ${Math.max(...rows.map((r) => r.stuck))}. A Durable Object's
-soft limit is about 1,000 calls/s.
+soft limit is about 1,000 calls/s; the simulated object has no queue and no such limit (a real one past it answers
+\`.overloaded\`, and its isolates fall back per \`unavailable\`), so the rows past 1,000 calls/s show the load the
+object would be asked to carry, not what it would serve.
 
 ${table(["isolates", "run", "load", "origin peak", "goodput (before)", "one exact limit", "origin busy", "object calls / admitted", "object calls / s (peak 1 s)", "wait p50 / p99 ms", "refused: at once / waited / timeout", "permits idle / evicted / stranded (before)"], body)}
 
