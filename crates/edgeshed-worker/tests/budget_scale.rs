@@ -7,7 +7,7 @@
 //! slow objects and isolates evicted while holding a lease.
 //!
 //! The 100-isolate cases run in the test command; the table of every scale:
-//! `cargo test -p edgeshed-worker --release --test budget_scale -- --ignored --nocapture`
+//! `cargo test -p edgeshed-worker --release --test budget_scale -- --ignored --nocapture scale_table`
 //! (with `EDGESHED_SCALE_JSON=benches/results/budget-scale.json`, it also
 //! writes the input of its BENCHMARKS.md section).
 #![cfg(not(target_arch = "wasm32"))]
