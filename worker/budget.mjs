@@ -171,7 +171,10 @@ export class EdgeshedBudget extends DurableObject {
     const waitMs = count(options?.waitMs, "waitMs", 0, MAX_WAIT_MS);
     const now = Date.now();
     const table = this.#table(config(options), now);
-    this.#drop(holder);
+    // A holder watches only with no lease call under way: a watch that finds
+    // its lease call kept crossed it on the way, is older, and must not
+    // cancel it (the table answers such a watch at once).
+    if (this.kept.get(holder)?.lease === undefined) this.#drop(holder);
     const answered = table.watch(holder, options.contended, waitMs, now);
     const answer = answered >= 0 ? { contended: answered === 1 } : this.#keep(holder, "watch", waitMs);
     this.#serve(now);

@@ -187,4 +187,14 @@ describe("fleet budget faults", () => {
       assert.equal(named("edgeshed_budget_lease_failures_total", o), calls, metrics);
     }
   });
+
+  test("a watch that reaches the object after its holder's newer lease call (the two crossed) is answered at once and does not cancel that call", async () => {
+    const users = await started(startOrigin("users"));
+    const fleet = await started(startFleet(config(users), { gateways: 1 }));
+    const host = await fleet.mf.getWorker("budget-host");
+    const result = await (await host.fetch("http://edgeshed.test/__test/crossed?origin=crossed")).json();
+    assert.deepEqual(result.watch, { contended: true }, "the stale watch, answered at once");
+    assert.equal(result.ask.superseded, undefined, `the kept ask was cancelled: ${JSON.stringify(result.ask)}`);
+    assert.equal(result.ask.permits, 1, "the kept ask got the permit a gave back");
+  });
 });

@@ -192,3 +192,55 @@ fn no_call_is_admitted_that_could_outlive_the_lease() {
     let renewal = h.poll(due, w(1)).unwrap();
     assert_eq!(renewal.wanted, 2);
 }
+
+/// Found by the scale simulation (`budget_scale.rs`, 1,000 isolates on a
+/// budget of 100: 62 permits counted at the table for holders that held
+/// none): a holder with a call in flight asks for more and is trimmed to
+/// nothing (its fair share is 0); the table still counts its call in flight
+/// and tells it to call again within a tenth of the TTL. When the call ends
+/// the holder holds nothing, but it must still make that call (or the table
+/// counts the permit until the lease expires, a whole TTL later); and at
+/// once while the budget is contended, as it gives back any permit it does
+/// not use (36 permits stranded on average at 1,000 isolates and 2x
+/// waiting for the renewal).
+#[test]
+fn a_holder_trimmed_to_nothing_reports_when_its_calls_end() {
+    for contended in [false, true] {
+        let mut h = holder(8);
+        h.poll(0, w(1)).unwrap();
+        h.on_grant(0, grant(1));
+        assert!(h.try_admit(0));
+        // it wants 2 and gets 0 usable; the table counts its 1 call in flight
+        let ask = h.poll(100, w(1)).unwrap();
+        assert_eq!((ask.in_use, ask.wanted), (1, 2));
+        let trimmed = Grant {
+            renew_ms: TTL / 10,
+            contended,
+            ..grant(0)
+        };
+        h.on_grant(110, trimmed);
+        assert_eq!(h.held(110), 0);
+        assert_eq!(
+            h.next_poll_at(150, w(0)),
+            Some(100 + TTL / 10),
+            "call in flight"
+        );
+        h.finish(200);
+        let due = if contended { 200 } else { 100 + TTL / 10 };
+        assert_eq!(
+            h.next_poll_at(200, w(0)),
+            Some(due),
+            "contended: {contended}"
+        );
+        let report = h.poll(due, w(0)).unwrap();
+        assert_eq!(report.in_use, 0, "and the table frees the permit");
+        h.on_grant(
+            due + 5,
+            Grant {
+                contended,
+                ..grant(0)
+            },
+        );
+        assert_eq!(h.next_poll_at(due + 5, w(0)), None, "then it is done");
+    }
+}

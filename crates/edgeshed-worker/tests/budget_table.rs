@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
-use edgeshed_worker::budget::{fair_share, FleetView, LeaseRequest, LeaseTable};
+use edgeshed_worker::budget::{fair_share, Answer, FleetView, LeaseRequest, LeaseTable};
 
 const TTL: u64 = 5_000;
 
@@ -236,4 +236,55 @@ fn a_resumed_table_learns_only_while_old_leases_may_live() {
     let table = LeaseTable::resumed(12, TTL, 10_000, 10_000 + 5 * TTL);
     assert!(table.learning(10_000 + TTL - 1));
     assert!(!table.learning(10_000 + TTL));
+}
+
+/// Found by the scale simulation (`budget_scale.rs`, object calls of 1–50 ms
+/// at random): a holder's watch and the lease call it sent after it cross on
+/// the way, so the watch reaches the object while that ask is kept. A holder
+/// watches only with no lease call under way, so such a watch is the older
+/// call: it is answered at once and must not cancel the ask (which then
+/// never came back: the holder's call timed out, 2.5 s at the default TTL).
+#[test]
+fn a_watch_that_crossed_a_newer_kept_ask_does_not_cancel_it() {
+    let mut table = settled(4);
+    assert_eq!(table.ask("a", ask(0, 0, 4), TTL).unwrap().permits, 4);
+    assert_eq!(table.ask("b", ask(0, 0, 2), TTL).unwrap().permits, 0);
+    // b asks again for its share, and the table keeps the ask
+    assert_eq!(table.ask("b", ask(0, 0, 2).waiting(500), TTL + 10), None);
+    assert_eq!(table.parked(), 1);
+    // b's watch, sent before that ask, arrives now: answered at once
+    assert_eq!(table.watch("b", false, 3_000, TTL + 20), Some(true));
+    assert_eq!(table.parked(), 1, "the ask is still kept");
+    // a gives back what it does not use: b's kept ask is answered
+    table.ask("a", ask(4, 2, 2), TTL + 30).unwrap();
+    let answers = table.answer_parked(TTL + 30);
+    assert!(
+        answers.iter().any(
+            |answer| matches!(answer, Answer::Lease(id, grant) if id == "b" && grant.permits == 2)
+        ),
+        "{answers:?}"
+    );
+}
+
+/// Found by the property test of `budget_rollout.rs`: a holder that asked
+/// and got nothing (the limit was leased out), and then stopped wanting,
+/// never calls again (it holds nothing to renew), so its demand stayed in
+/// the table for a whole TTL and shrank every other holder's fair share.
+/// A lease of no permits is forgotten a tenth of the TTL after the time the
+/// table told its holder to call again: one that still wants calls by then.
+#[test]
+fn a_demand_that_got_nothing_and_never_called_again_stops_counting() {
+    let mut table = settled(4);
+    let t0 = TTL;
+    assert_eq!(table.request("a", ask(0, 0, 4), t0).permits, 4);
+    let b = table.request("b", ask(0, 0, 4), t0);
+    assert_eq!(b.permits, 0);
+    // while b may still call, its demand counts: a renewing gets its share
+    let soon = t0 + b.renew_ms;
+    assert_eq!(table.request("a", ask(4, 0, 4), soon).permits, 2);
+    table.request("a", ask(2, 0, 4), soon);
+    // b never called again: a tenth of the TTL later it no longer counts
+    let later = soon + TTL / 10 + 1;
+    assert_eq!(table.request("a", ask(2, 0, 4), later).permits, 4);
+    assert_eq!(table.expire(later + TTL), None, "nothing left");
 }

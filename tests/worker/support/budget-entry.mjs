@@ -11,6 +11,8 @@
 // - `OverloadingBudget` is a real object class whose calls throw
 //   `.overloaded` errors (bind it as a namespace: `/__test/overloading`
 //   says how many calls reached it).
+// - `/__test/crossed` (on the object's worker) replays a watch that crossed
+//   its holder's newer lease call on the way, against the real object.
 import wasm from "../../../dist/worker/edgeshed_bg.wasm";
 import { initSync, handle } from "../../../dist/worker/edgeshed.js";
 import { EdgeshedBudget as RealBudget } from "../../../worker/budget.mjs";
@@ -45,6 +47,22 @@ export class OverloadingBudget extends RealBudget {
   seen() {
     return this.#seen;
   }
+}
+
+/**
+ * Holder a takes the whole budget of 2; b asks for 1 with time to wait (the
+ * object keeps the ask); b's older watch arrives after it (calls to one stub
+ * arrive in order); then a gives one permit back. Returns what the watch and
+ * b's kept ask were answered.
+ */
+async function crossed(namespace, origin) {
+  const stub = namespace.get(namespace.idFromName(origin));
+  const budget = { limit: 2, ttlMs: 5000 };
+  await stub.lease("a", { ...budget, held: 0, inUse: 0, wanted: 2 });
+  const ask = stub.lease("b", { ...budget, held: 0, inUse: 0, wanted: 1, waitMs: 2000 });
+  const watch = await stub.watch("b", { ...budget, contended: false, waitMs: 3000 });
+  await stub.lease("a", { ...budget, held: 2, inUse: 0, wanted: 1 });
+  return { watch, ask: await ask };
 }
 
 let dead = false;
@@ -104,6 +122,9 @@ export default {
         // the call that aborts the object fails: expected
       }
       return new Response("reset");
+    }
+    if (pathname === "/__test/crossed") {
+      return Response.json(await crossed(env.EDGESHED_BUDGET, searchParams.get("origin")));
     }
     if (pathname === "/__test/broken") {
       return Response.json(brokenSeen);

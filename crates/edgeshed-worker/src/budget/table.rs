@@ -226,12 +226,21 @@ impl LeaseTable {
         !self.parked.is_empty()
     }
 
-    /// Drops every lease whose expiry is at or before `now` and returns the
-    /// earliest expiry left (for the object's alarm). Idempotent: calling it
-    /// again with the same or an earlier `now` changes nothing, so a retried
-    /// alarm is harmless.
+    /// Drops every lease whose expiry is at or before `now`, and every lease
+    /// of no permits (a demand the table could not serve) whose holder has
+    /// not called for a tenth of the TTL past the time it was told to: a
+    /// holder that still wants calls by then, and one that holds nothing
+    /// has nothing to renew, so its demand would otherwise shrink every
+    /// other holder's fair share for a whole TTL. Returns the earliest
+    /// expiry left (for the object's alarm). Idempotent: calling it again
+    /// with the same or an earlier `now` changes nothing, so a retried alarm
+    /// is harmless.
     pub fn expire(&mut self, now: u64) -> Option<u64> {
-        self.leases.retain(|_, lease| lease.expires_at > now);
+        let grace = (self.ttl_ms / 10).max(1);
+        self.leases.retain(|_, lease| {
+            lease.expires_at > now
+                && (lease.permits > 0 || lease.renew_at.saturating_add(grace) > now)
+        });
         self.next_expiry()
     }
 

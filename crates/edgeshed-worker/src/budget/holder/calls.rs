@@ -67,13 +67,17 @@ impl LeaseHolder {
     /// (another holder waits for it); when its watch was called for free
     /// permits it no longer wants, its demand; at its renewal,
     /// the most it needed since its last call (nothing if it has been idle
-    /// for `retry_ms`).
-    /// Renewals are `linger_ms` after the last call at the earliest.
+    /// for `retry_ms`), also when it holds nothing but the table still
+    /// counts calls it had in flight (a lease trimmed to them: the renewal
+    /// tells the table they ended, instead of letting it count them until
+    /// the lease expires). Renewals are `linger_ms` after the last call at
+    /// the earliest.
     fn giving_back(&self, now: u64, held: u32, demand: u32) -> Option<u32> {
-        if held == 0 {
+        if held == 0 && !self.owes(now) {
             return None;
         }
-        if self.contended && demand < self.permits {
+        // (the calls a trimmed lease was counted at included: they ended)
+        if self.contended && demand < self.counted(now) {
             return Some(demand);
         }
         let last = self.last_call_at.unwrap_or(0);
@@ -126,10 +130,10 @@ impl LeaseHolder {
             // (with permits still free, the admission that takes them polls)
             return (self.in_flight >= usable).then(|| self.grow_at.max(now));
         }
-        if self.held(now) == 0 {
+        if self.held(now) == 0 && !self.owes(now) {
             return None;
         }
-        if self.contended && demand < self.permits {
+        if self.contended && demand < self.counted(now) {
             return Some(now);
         }
         let spaced = self
@@ -162,6 +166,8 @@ impl LeaseHolder {
             (false, true) => grant.permits.min(self.permits),
             (false, false) => grant.permits,
         };
+        // the table counts the lease never below the calls then in flight
+        self.counted = self.permits.max(pending.in_use);
         let sent_at = pending.sent_at;
         self.expires_at = sent_at.saturating_add(grant.ttl_ms);
         // Renew before the lease stops admitting (`cutoff_ms` before expiry).

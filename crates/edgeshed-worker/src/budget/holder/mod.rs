@@ -54,6 +54,11 @@ pub(super) struct Pending {
 pub struct LeaseHolder {
     cfg: HolderConfig,
     permits: u32,
+    /// What the table counts for the holder after its last answer: its
+    /// permits, but never less than the calls it had in flight when it sent
+    /// the call (a trimmed lease is counted at them until it reports that
+    /// they ended).
+    counted: u32,
     expires_at: u64,
     renew_at: u64,
     /// No ask for more before this (after an ask the table left short).
@@ -96,6 +101,7 @@ impl LeaseHolder {
         Self {
             cfg,
             permits: 0,
+            counted: 0,
             expires_at: 0,
             renew_at: 0,
             grow_at: 0,
@@ -146,6 +152,24 @@ impl LeaseHolder {
             0
         } else {
             self.held(now)
+        }
+    }
+
+    /// Whether the table counts more for the holder than its permits at
+    /// `now` (a trimmed lease, counted at the calls it had in flight): it
+    /// then calls when the table said even if it holds nothing, so the
+    /// permits of calls that ended come back before the lease expires.
+    pub(super) fn owes(&self, now: u64) -> bool {
+        self.counted(now) > self.permits
+    }
+
+    /// What the table counts for the holder at `now`: its permits, or more
+    /// for a trimmed lease; 0 once the lease expired.
+    pub(super) fn counted(&self, now: u64) -> u32 {
+        if now < self.expires_at {
+            self.counted.max(self.permits)
+        } else {
+            0
         }
     }
 

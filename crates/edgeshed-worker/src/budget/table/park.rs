@@ -78,7 +78,14 @@ impl LeaseTable {
     /// or when permits are free and this one wanted more than it got; else
     /// kept until `wait_ms` from `now` or until that happens
     /// ([`LeaseTable::answer_parked`]).
+    ///
+    /// A holder watches only with no lease call under way, so a watch that
+    /// finds its holder's ask kept is older than that ask (the two crossed
+    /// on the way): it is answered at once and the ask stays kept.
     pub fn watch(&mut self, holder: &str, contended: bool, wait_ms: u64, now: u64) -> Option<bool> {
+        if self.parked.iter().any(|parked| parked.holder == holder) {
+            return Some(self.contended());
+        }
         self.forget(holder);
         self.expire(now);
         let waiting = !self.parked.is_empty();
