@@ -80,6 +80,7 @@ mod decide;
 mod options;
 mod policy;
 mod queued;
+mod shared;
 mod stats;
 mod top_keys;
 mod wait_model;
@@ -98,6 +99,7 @@ pub use top_keys::RefusedKey;
 
 pub(crate) use admit::Decision;
 pub(crate) use queued::Queued;
+pub(crate) use shared::Shared;
 
 use crate::error::InvalidConfig;
 use crate::rate_limit::RateLimiter;
@@ -116,44 +118,6 @@ pub struct Admission<C = NoClock> {
     shared: Arc<Shared>,
     clock: C,
     rate: Option<RateLimiter<C, Key>>,
-}
-
-#[derive(Debug)]
-pub(crate) struct Shared {
-    semaphore: Semaphore,
-    policy: Policy,
-    discipline: QueueDiscipline,
-    queue_wait: QueueWait,
-    /// The completion rate [`QueueWait::Auto`] measures.
-    wait_model: crate::sync::Mutex<wait_model::WaitModel>,
-    counters: Counters,
-    top_refused: top_keys::TopRefused,
-    /// Set once a keyed call was seen: from then on refusals of calls
-    /// without a key count for [`Admission::top_refused_keys`] too (a
-    /// limiter whose calls never carry a key pays nothing for it).
-    keyed_seen: crate::sync::AtomicUsize,
-}
-
-impl Shared {
-    /// Notes a call of `key`, before its admission is decided.
-    #[inline]
-    pub(crate) fn saw(&self, key: Option<&Key>) {
-        if key.is_some() {
-            self.keyed_seen.store(1, crate::sync::Ordering::Relaxed);
-        }
-    }
-
-    /// Counts a refusal of a call of `key` for the top refused keys.
-    pub(crate) fn refused(&self, key: Option<&Key>) {
-        if key.is_some() || self.keyed_seen.load(crate::sync::Ordering::Relaxed) != 0 {
-            self.top_refused.record(key.copied());
-        }
-    }
-
-    /// The `shed` counter, for a `LoadShed` that counts into this admission.
-    pub(crate) fn shed_counter(&self) -> &crate::sync::AtomicU64 {
-        self.counters.shed.at(Criticality::Default)
-    }
 }
 
 impl Admission<NoClock> {

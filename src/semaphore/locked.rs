@@ -1,7 +1,7 @@
 //! Everything the semaphore decides under its lock: who gets a returned
 //! permit (the most critical waiting rank, then fair queueing between keys,
 //! oldest or — in a standing codel queue — newest first), who enters the
-//! queue, who a full one gives up, and limit and reserve changes.
+//! queue, who a full one gives up (limit and reserve changes: `resize.rs`).
 //!
 //! Each operation restores, before it unlocks, the invariant the fast paths
 //! rely on (see `state.rs`): no waiter could take a free permit.
@@ -13,7 +13,6 @@ use super::waiters::{Place, Standing, Tag};
 use super::wakers::Wakers;
 use super::AcquireError;
 use crate::criticality::Criticality;
-use crate::criticality::Reserve;
 use crate::sync::Ordering;
 use crate::time::Instant;
 use crate::Key;
@@ -87,7 +86,7 @@ impl Inner {
 
     /// Hands free permits to every waiter that may take one now (after the
     /// limit or the reserve changed); collects their wakers.
-    fn grant_eligible_locked(&self, queue: &mut Queue, wakers: &mut Wakers) {
+    pub(super) fn grant_eligible_locked(&self, queue: &mut Queue, wakers: &mut Wakers) {
         while let Some(rank) = queue.waiters.top_rank() {
             let available = self.available();
             let in_use = Self::in_use(queue, available);
@@ -237,55 +236,6 @@ impl Inner {
     pub(super) fn release_keyed_locked(&self, queue: &mut Queue, slot: KeySlot) -> Wakers {
         queue.keys.add_holding(slot, -1);
         self.release_locked(queue)
-    }
-
-    /// Changes the limit: raising it adds permits (debt first), lowering it
-    /// takes free ones away and records the rest as debt; then every waiter
-    /// that may now take a permit gets one. Returns their wakers.
-    pub(super) fn set_limit_locked(&self, queue: &mut Queue, limit: usize) -> Wakers {
-        self.resizing(true);
-        if limit >= queue.limit {
-            let added = limit - queue.limit;
-            queue.set_limit(limit);
-            let paid = added.min(queue.debt);
-            queue.debt -= paid;
-            self.add_to_pool(queue, added - paid);
-        } else {
-            let removed = queue.limit - limit;
-            queue.set_limit(limit);
-            let taken = self.take_available_locked(removed);
-            queue.debt += removed - taken;
-        }
-        self.resized(queue)
-    }
-
-    /// Changes the reserve (see [`Reserve`]); returns the wakers of waiters
-    /// that may now take a permit.
-    pub(super) fn set_reserve_locked(&self, queue: &mut Queue, reserve: Reserve) -> Wakers {
-        self.resizing(true);
-        queue.reserve = reserve;
-        queue.update_keeps();
-        self.resized(queue)
-    }
-
-    fn resized(&self, queue: &mut Queue) -> Wakers {
-        self.publish_keeps(queue);
-        let mut wakers = Wakers::default();
-        self.grant_eligible_locked(queue, &mut wakers);
-        self.resizing(false);
-        wakers
-    }
-
-    /// Sets `CLOSED` and fails every waiter; returns their wakers.
-    pub(super) fn close_locked(&self, queue: &mut Queue) -> Wakers {
-        self.state.fetch_or(CLOSED, Ordering::AcqRel);
-        let mut wakers = Wakers::default();
-        for (waker, tag) in queue.waiters.close_all() {
-            queue.left(tag.key);
-            wakers.push(waker);
-        }
-        self.sync_slow_flag(queue);
-        wakers
     }
 
     /// Codel's test for an arrival at `now` that found no free permit:

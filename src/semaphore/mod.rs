@@ -43,6 +43,7 @@ mod locked;
 mod permit;
 mod queue;
 mod ranked;
+mod resize;
 mod state;
 mod waiters;
 mod wakers;

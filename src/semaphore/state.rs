@@ -265,8 +265,7 @@ impl Inner {
         if rank != Criticality::Default {
             self.out[rank].fetch_add(1, Ordering::Relaxed);
         }
-        // A load first: a limiter without reserves never clears the flag, so
-        // its takes only read it (no store on a shared line per call).
+        // A load first: where nothing clears the flag a take only reads it.
         let sighted = &self.sighted[rank];
         if rank != Criticality::Sheddable && sighted.load(Ordering::Relaxed) == 0 {
             sighted.store(1, Ordering::Relaxed);
