@@ -16,7 +16,7 @@ const run = promisify(execFile);
 
 const STATS_KEYS = [
   "inFlight", "queued", "admitted", "shed", "queueTimeouts",
-  "expired", "abandoned", "heldBodies", "bodyTimeouts", "limit",
+  "expired", "abandoned", "heldBodies", "bodyTimeouts", "limit", "reserve", "ceilings",
   "byCriticality", "fairShareRefused", "rateLimited", "rateOverflow", "topRefusedKeys",
 ];
 // The counters most tests never move: `expect(...)` fills them in.
@@ -24,10 +24,11 @@ const QUIET = { expired: 0, abandoned: 0, heldBodies: 0, bodyTimeouts: 0 };
 const expect = (fields) => ({ ...QUIET, ...fields });
 const LONG = 60_000; // a queue timeout no test waits for (admission clears its timer)
 
-/** `limiter.stats()` without the criticality counters (criticality.test.mjs checks those). */
+/** `limiter.stats()` without the criticality fields and counters (criticality.test.mjs checks those). */
 function stats(limiter) {
-  const { byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys, ...s } = limiter.stats();
-  assert.deepEqual(Object.keys({ ...s, byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys }), STATS_KEYS);
+  const { reserve, ceilings, byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys, ...s } = limiter.stats();
+  const keys = Object.keys({ ...s, reserve, ceilings, byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys });
+  assert.deepEqual(keys, STATS_KEYS);
   return s;
 }
 
