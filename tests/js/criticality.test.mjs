@@ -316,6 +316,8 @@ describe("option errors name the option", () => {
     [{ maxInFlight: 1, reserve: { default: -0.1 } }, RangeError, /^options\.reserve\.default must be a fraction/],
     [{ maxInFlight: 1, reserve: { critical: NaN } }, RangeError, /^options\.reserve\.critical/],
     [{ maxInFlight: 1, reserve: { critical: 0.6, default: 0.6 } }, RangeError, /^options\.reserve\.critical \+ options\.reserve\.default must not exceed 1/],
+    // The sum as written, not 1.2999999999999998 (issue 33, 10).
+    [{ maxInFlight: 1, reserve: { critical: 0.7, default: 0.6 } }, RangeError, /^options\.reserve\.critical \+ options\.reserve\.default must not exceed 1 \(the whole limit\), got 1\.3$/],
     [{ maxInFlight: 1, reserve: { sheddable: 0.1 } }, TypeError, /^options\.reserve\.sheddable is not a known option/],
     [{ maxInFlight: 1, queueDiscipline: "lifo" }, TypeError, /^options\.queueDiscipline must be "fifo" or "codel", got "lifo"/],
     [{ maxInFlight: 1, queueDiscipline: "codel" }, TypeError, /^options\.queueDiscipline "codel" needs a queue/],

@@ -19,8 +19,8 @@ const TYPESCRIPT: &'static str = r#"
 export interface NoQueueOptions {
   /** 0 (or left out): no call waits. */
   maxQueue?: 0 | undefined;
-  /** Longest wait in the queue, in ms: unused without a queue. */
-  queueTimeoutMs?: number | undefined;
+  /** Without a queue no call waits: a `queueTimeoutMs` is refused (a `TypeError` naming it). */
+  queueTimeoutMs?: undefined;
 }
 
 /** A bounded queue: every wait is bounded, so `queueTimeoutMs` is required. */
