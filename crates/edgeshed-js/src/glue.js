@@ -61,10 +61,10 @@ Object.defineProperties(DeadlineError.prototype, {
 // Capturing a stack costs several times the rest of a shed, so captures are
 // budgeted: at most one per millisecond (a shed found while debugging, or
 // the one that crashes a process, has its stack; under sustained overload
-// most rejections carry only their message). Queue timeouts of calls
-// without a deadline keep no stack: capturing one for every queued call
-// would cost more than the queue itself. The messages are made here, so a
-// rejection passes no string out of the wasm.
+// most rejections carry only their message). A call that queues keeps its
+// call site too (callSite), for its queue timeout: only calls that queue
+// pay for it, not those admitted at once (errors.rs `here`). The messages
+// are made here, so a rejection passes no string out of the wasm.
 function withoutStack(make) {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
