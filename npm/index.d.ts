@@ -20,6 +20,7 @@ export {
   QueueWait,
   RateOptions,
   CriticalityStats,
+  ReserveStats,
   RefusedKey,
 } from "./edgeshed.js";
 export { OverloadedError, DeadlineError, RateLimitedError } from "./errors.js";

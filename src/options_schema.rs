@@ -198,7 +198,7 @@ pub const LIMITER: &[OptionSpec] = &[
         doc: "`options.adaptive`. Every call is classified once as served, dropped or ignored: `run` from admission until `fn` settles (a drop: a rejection whose `status` is 503 or 429), `fetch` until its body is read to the end (a drop: a 503/429 answer, at its headers, a network failure, or a body that fails from the origin). A `DeadlineError`, a passed `deadlineMs` and a caller's abort are ignored.",
     }, Fallback::Absent, "An adaptive limit (exactly one of `maxInFlight` and `adaptive`)"),
     spec("maxQueue", int(0, MAX_COUNT), Fallback::Integer(0), "Most calls waiting for a slot"),
-    spec("queueTimeoutMs", int(0, MAX_MILLIS), Fallback::Absent, "Longest wait in the queue, in ms (required, and at least 1, when `maxQueue` > 0)"),
+    spec("queueTimeoutMs", MILLIS, Fallback::Absent, "Longest wait in the queue, in ms (required when `maxQueue` > 0; without a queue it is refused, as it would never apply)"),
     spec("bodyTimeoutMs", MILLIS, Fallback::Integer(DEFAULT_BODY_TIMEOUT_MS), "Longest a `fetch` response body may sit idle while it holds its slot, in ms. Idle: neither read by the consumer nor fed by the origin. Then the body is cancelled (a later read rejects with a `DeadlineError`) and the slot freed, counted in `bodyTimeouts`"),
     spec("reserve", Kind::Section {
         name: "ReserveOptions",

@@ -111,6 +111,8 @@ test("docs/js.md: the browser snippet loads the package through the import map a
     shed: 2,
     stats: {
       inFlight: 0, queued: 0, admitted: 4, shed: 2, queueTimeouts: 0, expired: 0, abandoned: 0, heldBodies: 0, bodyTimeouts: 0, limit: 2,
+      reserve: null,
+      ceilings: { critical: 2, default: 2, sheddable: 2 },
       byCriticality: {
         critical: { admitted: 0, shed: 0, displaced: 0, inFlight: 0, queued: 0 },
         default: { admitted: 4, shed: 2, displaced: 0, inFlight: 0, queued: 0 },

@@ -316,6 +316,8 @@ describe("option errors name the option", () => {
     [{ maxInFlight: 1, reserve: { default: -0.1 } }, RangeError, /^options\.reserve\.default must be a fraction/],
     [{ maxInFlight: 1, reserve: { critical: NaN } }, RangeError, /^options\.reserve\.critical/],
     [{ maxInFlight: 1, reserve: { critical: 0.6, default: 0.6 } }, RangeError, /^options\.reserve\.critical \+ options\.reserve\.default must not exceed 1/],
+    // The sum as written, not 1.2999999999999998 (issue 33, 10).
+    [{ maxInFlight: 1, reserve: { critical: 0.7, default: 0.6 } }, RangeError, /^options\.reserve\.critical \+ options\.reserve\.default must not exceed 1 \(the whole limit\), got 1\.3$/],
     [{ maxInFlight: 1, reserve: { sheddable: 0.1 } }, TypeError, /^options\.reserve\.sheddable is not a known option/],
     [{ maxInFlight: 1, queueDiscipline: "lifo" }, TypeError, /^options\.queueDiscipline must be "fifo" or "codel", got "lifo"/],
     [{ maxInFlight: 1, queueDiscipline: "codel" }, TypeError, /^options\.queueDiscipline "codel" needs a queue/],
@@ -357,5 +359,32 @@ describe("option errors name the option", () => {
     // A refused option leaves nothing behind for the next call: it is a plain default call.
     assert.equal(await limiter.run(() => "next"), "next");
     assert.deepEqual(limiter.stats().byCriticality.default.admitted, 1);
+  });
+});
+
+describe("stats show what the limit allows", () => {
+  test("reserve and ceilings: none until a call names its criticality, then the default reserve's ceilings at the current limit", async () => {
+    const limiter = new Limiter({ maxInFlight: 3 });
+    assert.equal(limiter.stats().reserve, null);
+    assert.deepEqual(limiter.stats().ceilings, { critical: 3, default: 3, sheddable: 3 });
+    await limiter.run(() => 1, { criticality: "default" });
+    const { reserve, ceilings } = limiter.stats();
+    assert.deepEqual(reserve, { critical: 0.1, default: 0.2 });
+    // The issue's origin of 3: default calls may hold 2 while the reserve is kept.
+    assert.deepEqual(ceilings, { critical: 3, default: 2, sheddable: 2 });
+    limiter.setLimit(10);
+    assert.deepEqual(limiter.stats().ceilings, { critical: 10, default: 9, sheddable: 7 });
+    // The fields sit after `limit`, in the table's order.
+    const keys = Object.keys(limiter.stats());
+    assert.deepEqual(keys.slice(keys.indexOf("limit"), keys.indexOf("limit") + 3), ["limit", "reserve", "ceilings"]);
+  });
+
+  test("a reserve given in the options is in force at once; a zero reserve is none", () => {
+    const given = new Limiter({ maxInFlight: 10, reserve: { critical: 0.25, default: 0.25 } });
+    assert.deepEqual(given.stats().reserve, { critical: 0.25, default: 0.25 });
+    assert.deepEqual(given.stats().ceilings, { critical: 10, default: 7, sheddable: 5 });
+    const none = new Limiter({ maxInFlight: 10, reserve: { critical: 0, default: 0 } });
+    assert.equal(none.stats().reserve, null);
+    assert.deepEqual(none.stats().ceilings, { critical: 10, default: 10, sheddable: 10 });
   });
 });

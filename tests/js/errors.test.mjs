@@ -89,6 +89,24 @@ test("a queue timeout names queueTimeoutMs and the limit", async () => {
   await Promise.all(holders);
 });
 
+test("a queue timeout of a call without a deadline has the stack of the call that queued", async () => {
+  const limiter = new Limiter({ maxInFlight: 1, maxQueue: 1, queueTimeoutMs: 5 });
+  const gate = deferred();
+  const holder = limiter.run(() => gate.promise);
+  await freshMillisecond();
+  const error = await (function queuesWithoutDeadline() {
+    return limiter.run(() => 1);
+  })().catch((e) => e);
+  assert.equal(error.reason, "queue_timeout", String(error));
+  assert.equal(error.stack.split("\n")[0], `OverloadedError: ${error.message}`);
+  const [first] = frames(error);
+  assert.match(first ?? "", /^\s+at queuesWithoutDeadline \(/, error.stack);
+  assert.ok(first.includes(HERE), `the caller's file: ${first}`);
+  assert.ok(!/wasm:\/\/|edgeshed\.js|glue\.js/.test(error.stack), "no frame inside edgeshed");
+  gate.resolve();
+  await holder;
+});
+
 test("an adaptive limiter's shed names its current limit", async () => {
   const limiter = new Limiter({ adaptive: { algorithm: "aimd", initialLimit: 3, minLimit: 1, maxLimit: 8 } });
   const gate = deferred();
@@ -136,6 +154,29 @@ forgetsToAwait();
   );
   assert.match(failed.stderr, /OverloadedError: service overloaded: limit 1 reached, maxQueue 0: shed at once/);
   assert.match(failed.stderr, /at forgetsToAwait \(file:\/\/[^)]*unawaited-shed\.mjs:5:11\)/, failed.stderr);
+});
+
+test("an un-awaited run that times out in the queue crashes Node.js with the caller's file and line", async () => {
+  const dir = join(ROOT, "node_modules", ".cache", "edgeshed-tests");
+  mkdirSync(dir, { recursive: true });
+  const script = join(dir, "unawaited-queue-timeout.mjs");
+  writeFileSync(
+    script,
+    `import { Limiter } from ${JSON.stringify(join(ROOT, "pkg/node.js"))};
+const limiter = new Limiter({ maxInFlight: 1, maxQueue: 1, queueTimeoutMs: 10 });
+limiter.run(() => new Promise(() => {}));
+function forgetsToAwait() {
+  limiter.run(() => 1);
+}
+forgetsToAwait();
+`,
+  );
+  const failed = await promisify(execFile)(process.execPath, [script]).then(
+    () => assert.fail("the process should crash on the unhandled rejection"),
+    (error) => error,
+  );
+  assert.match(failed.stderr, /OverloadedError: service overloaded: waited queueTimeoutMs 10 for a slot of limit 1 \(maxQueue 1\): queue timeout/);
+  assert.match(failed.stderr, /at forgetsToAwait \(file:\/\/[^)]*unawaited-queue-timeout\.mjs:5:11\)/, failed.stderr);
 });
 
 // Last in this file: the call below throws through the wasm on purpose (a JS

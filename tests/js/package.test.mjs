@@ -16,7 +16,7 @@ const run = promisify(execFile);
 
 const STATS_KEYS = [
   "inFlight", "queued", "admitted", "shed", "queueTimeouts",
-  "expired", "abandoned", "heldBodies", "bodyTimeouts", "limit",
+  "expired", "abandoned", "heldBodies", "bodyTimeouts", "limit", "reserve", "ceilings",
   "byCriticality", "fairShareRefused", "rateLimited", "rateOverflow", "topRefusedKeys",
 ];
 // The counters most tests never move: `expect(...)` fills them in.
@@ -24,10 +24,11 @@ const QUIET = { expired: 0, abandoned: 0, heldBodies: 0, bodyTimeouts: 0 };
 const expect = (fields) => ({ ...QUIET, ...fields });
 const LONG = 60_000; // a queue timeout no test waits for (admission clears its timer)
 
-/** `limiter.stats()` without the criticality counters (criticality.test.mjs checks those). */
+/** `limiter.stats()` without the criticality fields and counters (criticality.test.mjs checks those). */
 function stats(limiter) {
-  const { byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys, ...s } = limiter.stats();
-  assert.deepEqual(Object.keys({ ...s, byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys }), STATS_KEYS);
+  const { reserve, ceilings, byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys, ...s } = limiter.stats();
+  const keys = Object.keys({ ...s, reserve, ceilings, byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys });
+  assert.deepEqual(keys, STATS_KEYS);
   return s;
 }
 
@@ -488,6 +489,11 @@ describe("option validation", () => {
     ].map(([what, value, type]) => [`maxQueue ${what}`, { maxInFlight: 1, maxQueue: value, queueTimeoutMs: 10 }, type, Q]),
     ["maxQueue > 0 without queueTimeoutMs", { maxInFlight: 1, maxQueue: 2 }, TypeError, T],
     ["maxQueue > 0 with queueTimeoutMs 0", { maxInFlight: 1, maxQueue: 2, queueTimeoutMs: 0 }, RangeError, T],
+    // A timeout without a queue would never apply (as codelTargetMs without codel).
+    ["queueTimeoutMs without maxQueue", { maxInFlight: 1, queueTimeoutMs: 50 }, TypeError, T],
+    ["queueTimeoutMs with maxQueue 0", { maxInFlight: 1, maxQueue: 0, queueTimeoutMs: 50 }, TypeError, T],
+    ["queueTimeoutMs with maxQueue undefined", { maxInFlight: 1, maxQueue: undefined, queueTimeoutMs: 50 }, TypeError, T],
+    ["queueTimeoutMs 0 with maxQueue 0", { maxInFlight: 1, maxQueue: 0, queueTimeoutMs: 0 }, RangeError, T],
     ...[
       ["string", "20", TypeError],
       ["null", null, TypeError],
@@ -586,10 +592,30 @@ describe("option validation", () => {
     }
   });
 
+  test("queueTimeoutMs: its messages state the rule (1 to 2147483647 with a queue; none without)", () => {
+    const refusal = (options) => {
+      try {
+        new Limiter(options);
+      } catch (error) {
+        return `${error.constructor.name}: ${error.message}`;
+      }
+      return "accepted";
+    };
+    assert.equal(
+      refusal({ maxInFlight: 1, maxQueue: 4, queueTimeoutMs: -5 }),
+      "RangeError: options.queueTimeoutMs must be an integer from 1 to 2147483647, got -5",
+    );
+    assert.equal(
+      refusal({ maxInFlight: 1, maxQueue: 0, queueTimeoutMs: 10 }),
+      "TypeError: options.queueTimeoutMs needs a queue (options.maxQueue > 0): without one no call waits",
+    );
+  });
+
   test("boundary values are accepted", () => {
     assert.equal(new Limiter({ maxInFlight: 1_000_000 }).stats().limit, 1_000_000);
     assert.equal(new Limiter({ maxInFlight: 1, maxQueue: 1_000_000, queueTimeoutMs: 2 ** 31 - 1 }).stats().limit, 1);
-    assert.equal(new Limiter({ maxInFlight: 1, maxQueue: 0, queueTimeoutMs: 0 }).stats().limit, 1);
+    assert.equal(new Limiter({ maxInFlight: 1, maxQueue: 1, queueTimeoutMs: 1 }).stats().limit, 1);
+    assert.equal(new Limiter({ maxInFlight: 1, maxQueue: 0, queueTimeoutMs: undefined }).stats().limit, 1);
     assert.equal(new Limiter({ maxInFlight: 2, maxQueue: undefined }).stats().limit, 2);
     assert.equal(new Limiter({ maxInFlight: 1, bodyTimeoutMs: 1 }).stats().limit, 1);
     assert.equal(new Limiter({ maxInFlight: 1, bodyTimeoutMs: 2 ** 31 - 1 }).stats().limit, 1);

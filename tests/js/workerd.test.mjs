@@ -60,10 +60,12 @@ describe("Limiter shared by concurrent requests in workerd", () => {
   let mf;
   // The counters these tests are about (the criticality ones are covered in criticality.test.mjs).
   const stats = async (limiter = "main") => {
-    const { byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys, ...counters } = await (
+    const { reserve, ceilings, byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys, ...counters } = await (
       await mf.dispatchFetch(`http://worker/stats?limiter=${limiter}`)
     ).json();
     assert.equal(typeof byCriticality, "object");
+    assert.equal(reserve, null, "no call names a criticality");
+    assert.equal(typeof ceilings.sheddable, "number");
     assert.equal(fairShareRefused + rateLimited + rateOverflow, 0);
     assert.deepEqual(topRefusedKeys, []);
     return counters;
@@ -259,10 +261,12 @@ describe("docs/js.md: the workerd snippet, bundled by wrangler", () => {
   let wasmModule;
   // The counters these tests are about (the criticality ones are covered in criticality.test.mjs).
   const stats = async () => {
-    const { byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys, ...counters } = await (
+    const { reserve, ceilings, byCriticality, fairShareRefused, rateLimited, rateOverflow, topRefusedKeys, ...counters } = await (
       await mf.dispatchFetch("http://worker/stats")
     ).json();
     assert.equal(typeof byCriticality, "object");
+    assert.equal(reserve, null, "no call names a criticality");
+    assert.equal(typeof ceilings.sheddable, "number");
     assert.equal(fairShareRefused + rateLimited + rateOverflow, 0);
     assert.deepEqual(topRefusedKeys, []);
     return counters;

@@ -8,11 +8,17 @@ import { idle, serverTiming, startWorker } from "./support/worker.mjs";
 
 const SCOPE_KEYS = ["admitted", "displaced", "fairShareRefused", "inFlight", "limit", "queueTimeouts", "queued", "shed"];
 const CLASS_KEYS = ["admitted", "displaced", "inFlight", "queueTimeouts", "queued", "shed"];
-/** A scope's stats before any request: zero counters, `limit`, zero per criticality. */
+/**
+ * A scope's stats before any request: zero counters, `limit`, no reserve (no
+ * route names a criticality) so every criticality may use the whole limit,
+ * zero per criticality.
+ */
 const fresh = (limit) => {
   const zero = { admitted: 0, shed: 0, queueTimeouts: 0, displaced: 0, inFlight: 0, queued: 0 };
   return {
-    inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit, displaced: 0, fairShareRefused: 0,
+    inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit,
+    reserve: null, ceilings: { critical: limit, default: limit, sheddable: limit },
+    displaced: 0, fairShareRefused: 0,
     byCriticality: { critical: zero, default: zero, sheddable: zero },
     topRefusedKeys: [],
   };
@@ -178,7 +184,7 @@ describe("stats and metrics (open)", () => {
     recs.behave(answer({ items: [1] }));
     const stats = await worker.until(idle, { what: "idle" });
     for (const scope of [stats.global, ...Object.values(stats.origins)]) {
-      assert.deepEqual(Object.keys(scope).sort(), [...SCOPE_KEYS, "byCriticality", "topRefusedKeys"].sort());
+      assert.deepEqual(Object.keys(scope).sort(), [...SCOPE_KEYS, "byCriticality", "reserve", "ceilings", "topRefusedKeys"].sort());
       // No request here has a key: nothing is counted for the top refused keys.
       assert.deepEqual(scope.topRefusedKeys, []);
       for (const key of SCOPE_KEYS) assert.ok(Number.isInteger(scope[key]) && scope[key] >= 0, key);

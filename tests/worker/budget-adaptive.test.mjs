@@ -59,6 +59,24 @@ describe("fleet budget: adaptive fleet limit", () => {
     await users?.close();
   });
 
+  // Idle without a lease, an isolate would admit 0 under it, but refuses
+  // nothing: its next request asks for up to its local limit. Stats and
+  // metrics show that, not a "limit": 0 that looks broken (issue 33, 7).
+  const idleShows = async (i) => {
+    const users = (await fleet.stats(i)).origins.users;
+    assert.equal(users.leased, 0, JSON.stringify(users));
+    assert.equal(users.limit, 8, `the local limit it would ask for: ${JSON.stringify(users)}`);
+    assert.equal(users.reserve, null, "no route names a criticality: no reserve");
+    assert.deepEqual(users.ceilings, { critical: 8, default: 8, sheddable: 8 });
+    const metrics = await fleet.metrics(i);
+    assert.match(metrics, /^edgeshed_limit\{scope="origin:users"\} 8$/m);
+    assert.match(metrics, /^edgeshed_ceiling\{scope="origin:users",criticality="sheddable"\} 8$/m);
+  };
+
+  test("idle before any request: stats and metrics show the lease it would ask for (its local limit), not 0", async () => {
+    for (const i of [0, 1, 2]) await idleShows(i);
+  });
+
   test("the object moves the fleet limit from the holders' reports; /__edgeshed/budget shows it, stats the effective limit", async (t) => {
     const seen = new Set();
     let stop = false;
@@ -87,6 +105,16 @@ describe("fleet budget: adaptive fleet limit", () => {
       stop = true;
       await Promise.all(clients);
     }
+  });
+
+  test("idle again once its lease is given back: the local limit again, not 0", async () => {
+    // (a give-back under way still shows the lease it may use: 0)
+    await eventually(
+      async () => (await fleet.stats(0)).origins.users,
+      (users) => users.leased === 0 && users.limit === 8,
+      { timeoutMs: 5_000, what: "gateway 0 gave its lease back, and shows limit 8" },
+    );
+    await idleShows(0);
   });
 
   test("budget.adaptive and budget.maxInFlight together are a configuration error", async () => {

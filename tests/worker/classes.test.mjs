@@ -274,6 +274,24 @@ describe("reserves that waste nothing", () => {
     await Promise.all([solo, other].map((o) => o?.close()));
   });
 
+  test("stats and metrics show the reserve one route's criticality put on every limit, and each criticality's ceiling", async () => {
+    const stats = await worker.stats();
+    for (const scope of [stats.global, stats.origins.solo, stats.origins.other]) {
+      assert.deepEqual(scope.reserve, { critical: 0.1, default: 0.2 }, JSON.stringify(scope));
+    }
+    // maxInFlight 3 under the default reserve: default requests may hold 2 (while it is kept).
+    assert.deepEqual(stats.origins.solo.ceilings, { critical: 3, default: 2, sheddable: 2 });
+    const metrics = (await worker.get("/__edgeshed/metrics")).text;
+    for (const line of [
+      'edgeshed_ceiling{scope="origin:solo",criticality="critical"} 3',
+      'edgeshed_ceiling{scope="origin:solo",criticality="default"} 2',
+      'edgeshed_reserve{scope="origin:solo",criticality="critical"} 0.1',
+      'edgeshed_reserve{scope="origin:solo",criticality="default"} 0.2',
+    ]) {
+      assert.ok(metrics.split("\n").includes(line), `${line} in\n${metrics}`);
+    }
+  });
+
   test("an origin that only sees default requests admits its whole maxInFlight; a critical request ends the loan", async () => {
     const held = gate();
     solo.behave(after(held, answer({ ok: true })));

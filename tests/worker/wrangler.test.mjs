@@ -18,10 +18,15 @@ test("wrangler.toml [vars.EDGESHED] (the demo configuration) runs in workerd and
     const stats = await worker.stats();
     assert.deepEqual(Object.keys(stats.origins), ["users", "recs"]);
     assert.equal(stats.global.limit, 64);
-    // users has a fleet budget: its limit is the effective one, what this
-    // isolate may use of the budget now (no lease before its first call)
-    assert.equal(stats.origins.users.limit, Math.min(6, stats.origins.users.leased));
+    // users has a fleet budget: no lease before its first call, and the
+    // limit shown is what that call asks for (its local 6 of the budget's
+    // 12), not the 0 an empty lease admits (issue 33, 7)
+    assert.equal(stats.origins.users.leased, 0);
+    assert.equal(stats.origins.users.limit, 6);
     assert.equal(stats.origins.recs.limit, 2);
+    // The routes name criticalities: every limit keeps the default reserve.
+    assert.deepEqual(stats.origins.users.reserve, { critical: 0.1, default: 0.2 });
+    assert.deepEqual(stats.origins.users.ceilings, { critical: 6, default: 5, sheddable: 4 });
     // users has a fleet budget (the EdgeshedBudget object wrangler.toml binds)
     assert.equal(typeof stats.origins.users.leased, "number");
     assert.equal(stats.origins.recs.leased, undefined);

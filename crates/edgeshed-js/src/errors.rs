@@ -2,9 +2,9 @@
 //!
 //! A refusal says which limit refused the call and why ("limit 1 reached,
 //! maxQueue 0: shed at once"). A shed's stack starts at the caller's
-//! `run`/`fetch` call, and so do the errors of a call with a deadline (its
-//! place is kept from the call, as the error comes later from a timer); see
-//! glue.js for how and why not for every queued call. Messages are made in
+//! `run`/`fetch` call, and so do the errors of a call that queued or has a
+//! deadline (its place is kept from the call, as the error comes later from
+//! a timer); see glue.js for how, and [`CallContext::here`] for the cost. Messages are made in
 //! glue.js from numbers: the shed path passes no string out of the wasm
 //! (measured, see `docs/benchmarks-log-2026.md`, "Shed path: no strings out
 //! of the wasm per rejection").
@@ -120,15 +120,25 @@ impl CallContext {
         }
     }
 
-    /// The caller's place (for errors raised later), when the call has a
-    /// deadline: capturing a stack for every queued call would cost more
-    /// than its queueing (see glue.js), so a queue timeout without a
-    /// deadline has no stack.
+    /// The caller's place, for an error raised later: kept when the call
+    /// has a deadline or was not admitted at once (`queued_behind`: it
+    /// waits for that limit, or is refused with it now). So an un-awaited
+    /// `run` whose queue timeout crashes Node.js names its caller's line.
+    ///
+    /// The cost falls on calls that queue only, never on one admitted at
+    /// once (the fast path does not come here): one crossing into glue.js
+    /// (`callSite`), beside the future, the task and the timer the queued
+    /// call costs anyway; the stack itself is captured once the call has
+    /// returned, at most one per millisecond (glue.js `stackBudget`), so a
+    /// queue that fills under sustained overload does not capture one per
+    /// waiter.
     pub(crate) fn here(self, queued_behind: Option<Limit>) -> Caller {
+        let kept = self.deadline.is_some() || queued_behind.is_some();
         Caller {
-            site: match self.deadline {
-                Some(_) => call_site(),
-                None => JsValue::UNDEFINED,
+            site: if kept {
+                call_site()
+            } else {
+                JsValue::UNDEFINED
             },
             call: self,
             limit: queued_behind,

@@ -61,10 +61,10 @@ Object.defineProperties(DeadlineError.prototype, {
 // Capturing a stack costs several times the rest of a shed, so captures are
 // budgeted: at most one per millisecond (a shed found while debugging, or
 // the one that crashes a process, has its stack; under sustained overload
-// most rejections carry only their message). Queue timeouts of calls
-// without a deadline keep no stack: capturing one for every queued call
-// would cost more than the queue itself. The messages are made here, so a
-// rejection passes no string out of the wasm.
+// most rejections carry only their message). A call that queues keeps its
+// call site too (callSite), for its queue timeout: only calls that queue
+// pay for it, not those admitted at once (errors.rs `here`). The messages
+// are made here, so a rejection passes no string out of the wasm.
 function withoutStack(make) {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
@@ -272,19 +272,27 @@ export function resolveAll(resolves) {
 // --- src/stats.rs ---
 // `stats()` is laid out by stats.rs's one table: its paths come here once
 // (statsLayout), then each call's numbers in the same order (statsObject).
-/** The table's paths ("a", "a.b.c", "list[]"), parsed once. */
+/** The table's paths ("a", "a.b.c", "list[]", "object?"), parsed once. */
 export function statsLayout(paths) {
-  return paths.split(" ").map((path) => (path.endsWith("[]") ? { list: path.slice(0, -2) } : path.split(".")));
+  return paths.split(" ").map((path) =>
+    path.endsWith("[]") ? { list: path.slice(0, -2) } : path.endsWith("?") ? { maybe: path.slice(0, -1) } : path.split("."),
+  );
 }
 /**
  * The stats object: `v`'s numbers put where `layout` says; a list of refused
  * keys takes its length from `v`, then `refused` and `overcount` per key,
- * whose `key` (its first bytes, or null for the calls without one) is `keys`'.
+ * whose `key` (its first bytes, or null for the calls without one) is `keys`';
+ * an "object?" is null when its number is 0 (its fields' numbers follow).
  */
 export function statsObject(layout, v, keys) {
   const stats = {};
+  const absent = [];
   let at = 0;
   for (const path of layout) {
+    if (path.maybe !== undefined) {
+      if (v[at++] === 0) absent.push(path.maybe);
+      continue;
+    }
     if (path.list !== undefined) {
       const list = [];
       const n = v[at++];
@@ -297,6 +305,7 @@ export function statsObject(layout, v, keys) {
     for (let i = 0; i < last; i++) into = into[path[i]] ??= {};
     into[path[last]] = v[at++];
   }
+  for (const name of absent) stats[name] = null;
   return stats;
 }
 

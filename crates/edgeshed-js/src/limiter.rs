@@ -115,7 +115,7 @@ impl Limiter {
     }
 
     /// `{ inFlight, queued, admitted, shed, queueTimeouts, expired,
-    /// abandoned, heldBodies, bodyTimeouts, limit, byCriticality,
+    /// abandoned, heldBodies, bodyTimeouts, limit, reserve, ceilings, byCriticality,
     /// fairShareRefused, rateLimited, rateOverflow, topRefusedKeys }`, laid
     /// out by `stats.rs`'s one table (made in JavaScript from one array: one
     /// crossing instead of one per field).
@@ -133,6 +133,7 @@ impl Limiter {
             held_bodies: bodies.held_bodies(),
             body_timeouts: bodies.body_timeouts(),
             top_refused: &top_refused,
+            reserve: self.admission.reserve(),
         })
     }
 }

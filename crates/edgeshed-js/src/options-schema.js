@@ -18,7 +18,7 @@ export const LIMITER = {
     },
   },
   maxQueue: { kind: "integer", min: 0, max: 1000000, default: 0 },
-  queueTimeoutMs: { kind: "integer", min: 0, max: 2147483647 },
+  queueTimeoutMs: { kind: "integer", min: 1, max: 2147483647 },
   bodyTimeoutMs: { kind: "integer", min: 1, max: 2147483647, default: 30000 },
   reserve: {
     kind: "section",

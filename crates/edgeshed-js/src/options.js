@@ -150,22 +150,33 @@ function exactlyOneLimit(o) {
   }
 }
 
-// A queue (`maxQueue` > 0) needs its `queueTimeoutMs`, at least 1: every wait
-// is bounded. The timeout in effect: 0 without a queue.
+// A queue (`maxQueue` > 0) needs its `queueTimeoutMs` (at least 1, by the
+// schema): every wait is bounded. Without a queue a `queueTimeoutMs` would
+// never apply, so it is refused, as `codelTargetMs` without codel is. The
+// timeout in effect: 0 without a queue.
 function boundedQueue(o) {
-  if (o.maxQueue === 0) return 0;
+  if (o.maxQueue === 0) {
+    if (o[GIVEN].has("queueTimeoutMs")) {
+      throw new TypeError("options.queueTimeoutMs needs a queue (options.maxQueue > 0): without one no call waits");
+    }
+    return 0;
+  }
   if (o.queueTimeoutMs === undefined) {
     throw new TypeError("options.queueTimeoutMs is required when options.maxQueue > 0 (every wait must be bounded)");
   }
-  if (o.queueTimeoutMs < 1) throw new RangeError("options.queueTimeoutMs must be at least 1 when options.maxQueue > 0");
   return o.queueTimeoutMs;
 }
 
 // `reserve`: [critical, default], whose sum is at most 1 (the whole limit).
+// Summed in millionths, as the core keeps them (Reserve::new): the same
+// reserves pass, and the sum shows as the caller wrote it (0.7 + 0.6 is 1.3,
+// not the 1.2999999999999998 of a floating-point sum).
 function reserveShares(reserve) {
-  const sum = reserve.critical + reserve.default;
-  if (sum > 1) {
-    throw new RangeError(`options.reserve.critical + options.reserve.default must not exceed 1 (the whole limit), got ${sum}`);
+  const millionths = Math.round(reserve.critical * 1e6) + Math.round(reserve.default * 1e6);
+  if (millionths > 1e6) {
+    throw new RangeError(
+      `options.reserve.critical + options.reserve.default must not exceed 1 (the whole limit), got ${millionths / 1e6}`,
+    );
   }
   return [reserve.critical, reserve.default];
 }

@@ -6,7 +6,7 @@
 //! declaration is checked against the table by the test below).
 
 use crate::host::{stats_layout, stats_object};
-use edgeshed::admission::{CriticalityStats, RefusedKey, Stats};
+use edgeshed::admission::{Criticality, CriticalityStats, RefusedKey, Reserve, Stats};
 use edgeshed::Key;
 use wasm_bindgen::JsValue;
 
@@ -24,12 +24,17 @@ pub(crate) struct Sources<'a> {
     pub(crate) body_timeouts: f64,
     /// The keys refused most often, most first.
     pub(crate) top_refused: &'a [RefusedKey],
+    /// The reserve in force (`Reserve::NONE` until a call names its
+    /// criticality, unless `options.reserve` was given).
+    pub(crate) reserve: Reserve,
 }
 
 /// A number of the stats object.
 type Number = fn(&Sources<'_>) -> f64;
 /// A number of each criticality's object.
 type PerCriticality = fn(&CriticalityStats) -> f64;
+/// One number per criticality.
+type OfCriticality = fn(&Sources<'_>, Criticality) -> f64;
 
 /// One entry of the stats object, in the object's order.
 enum Entry {
@@ -38,6 +43,15 @@ enum Entry {
     /// One object per criticality (by name, in `Criticality::ALL` order),
     /// each with these numbers.
     ByCriticality(&'static str, &'static [(&'static str, PerCriticality)]),
+    /// `{ critical, default, sheddable }`: one number per criticality.
+    PerCriticality(&'static str, OfCriticality),
+    /// An object of these numbers, or `null` when the test says it is absent
+    /// (its presence, 1 or 0, goes before its numbers).
+    Nullable(
+        &'static str,
+        fn(&Sources<'_>) -> bool,
+        &'static [(&'static str, Number)],
+    ),
     /// `[{ key, refused, overcount }]`: the keys refused most often, `key`
     /// their first bytes ([`Key::shown`]) or `null` for the calls without one.
     RefusedKeys(&'static str),
@@ -55,6 +69,19 @@ const LAYOUT: &[Entry] = &[
     Entry::Number("heldBodies", |s| s.held_bodies),
     Entry::Number("bodyTimeouts", |s| s.body_timeouts),
     Entry::Number("limit", |s| s.stats.limit as f64),
+    // The reserve in force, or `null` for none (every call may use the
+    // whole limit), and what each criticality may hold of the limit now.
+    Entry::Nullable(
+        "reserve",
+        |s| s.reserve != Reserve::NONE,
+        &[
+            ("critical", |s| s.reserve.critical()),
+            ("default", |s| s.reserve.default_share()),
+        ],
+    ),
+    Entry::PerCriticality("ceilings", |s, criticality| {
+        s.reserve.ceiling(s.stats.limit, criticality) as f64
+    }),
     Entry::ByCriticality(
         "byCriticality",
         &[
@@ -99,6 +126,18 @@ fn layout_text() -> String {
                     }
                 }
             }
+            Entry::PerCriticality(name, _) => {
+                for criticality in edgeshed::admission::Criticality::ALL {
+                    path(&mut text, &[name, criticality.as_str()]);
+                }
+            }
+            Entry::Nullable(name, _, fields) => {
+                path(&mut text, &[name]);
+                text.push('?');
+                for (field, _) in *fields {
+                    path(&mut text, &[name, field]);
+                }
+            }
             Entry::RefusedKeys(name) => {
                 path(&mut text, &[name]);
                 text.push_str("[]");
@@ -120,6 +159,13 @@ fn values(sources: &Sources<'_>) -> Vec<f64> {
                     let class = sources.stats.by_criticality.get(criticality);
                     values.extend(fields.iter().map(|(_, read)| read(class)));
                 }
+            }
+            Entry::PerCriticality(_, read) => {
+                values.extend(Criticality::ALL.map(|criticality| read(sources, criticality)));
+            }
+            Entry::Nullable(_, present, fields) => {
+                values.push(f64::from(u8::from(present(sources))));
+                values.extend(fields.iter().map(|(_, read)| read(sources)));
             }
             Entry::RefusedKeys(_) => {
                 values.push(sources.top_refused.len() as f64);
@@ -171,10 +217,12 @@ mod tests {
                 refused: 3,
                 overcount: 1,
             }],
+            reserve: Reserve::NONE,
         };
         let paths: Vec<String> = layout_text().split(' ').map(str::to_string).collect();
         let values = values(&sources);
-        // One value per number, plus the list's length and its one key's two.
+        // One value per path (the reserve's presence is its `reserve?`),
+        // but for the list: its length and its one key's two.
         assert_eq!(values.len(), paths.len() - 1 + 1 + 2);
         let at = |path: &str| paths.iter().position(|p| p == path).unwrap_or(usize::MAX);
         assert_eq!(values.get(at("expired")), Some(&5.0));
@@ -185,6 +233,38 @@ mod tests {
             Some(&[1.0, 3.0, 1.0][..])
         );
         assert!(paths.contains(&"byCriticality.sheddable.queued".to_string()));
+        // No reserve: its presence 0, every ceiling the whole limit.
+        assert_eq!(values.get(at("reserve?")), Some(&0.0));
+        assert_eq!(values.get(at("ceilings.sheddable")), Some(&0.0));
+    }
+
+    #[test]
+    fn the_reserve_in_force_and_the_ceilings_at_the_current_limit() {
+        let mut stats = Stats::default();
+        stats.limit = 3;
+        let sources = Sources {
+            stats: &stats,
+            expired: 0,
+            abandoned: 0,
+            held_bodies: 0.0,
+            body_timeouts: 0.0,
+            top_refused: &[],
+            reserve: Reserve::DEFAULT,
+        };
+        let text = layout_text();
+        let paths: Vec<&str> = text.split(' ').collect();
+        let values = values(&sources);
+        let at = |path: &str| {
+            let index = paths.iter().position(|p| *p == path).unwrap_or(usize::MAX);
+            values.get(index).copied()
+        };
+        assert_eq!(at("reserve?"), Some(1.0));
+        assert_eq!(at("reserve.critical"), Some(0.1));
+        assert_eq!(at("reserve.default"), Some(0.2));
+        // Limit 3 under the default reserve: 3 / 2 / 2.
+        assert_eq!(at("ceilings.critical"), Some(3.0));
+        assert_eq!(at("ceilings.default"), Some(2.0));
+        assert_eq!(at("ceilings.sheddable"), Some(2.0));
     }
 
     #[test]
@@ -200,8 +280,16 @@ mod tests {
         };
         for entry in LAYOUT {
             let (name, fields) = match entry {
-                Entry::Number(name, _) | Entry::RefusedKeys(name) => (*name, &[][..]),
+                Entry::Number(name, _)
+                | Entry::RefusedKeys(name)
+                | Entry::PerCriticality(name, _) => (*name, &[][..]),
                 Entry::ByCriticality(name, fields) => (*name, *fields),
+                Entry::Nullable(name, _, fields) => {
+                    for (field, _) in *fields {
+                        assert!(declared("ReserveStats", field), "ReserveStats.{field}");
+                    }
+                    (*name, &[][..])
+                }
             };
             assert!(declared("LimiterStats", name), "LimiterStats.{name}");
             for (field, _) in fields {

@@ -19,8 +19,8 @@ const TYPESCRIPT: &'static str = r#"
 export interface NoQueueOptions {
   /** 0 (or left out): no call waits. */
   maxQueue?: 0 | undefined;
-  /** Longest wait in the queue, in ms: unused without a queue. */
-  queueTimeoutMs?: number | undefined;
+  /** Without a queue no call waits: a `queueTimeoutMs` is refused (a `TypeError` naming it). */
+  queueTimeoutMs?: undefined;
 }
 
 /** A bounded queue: every wait is bounded, so `queueTimeoutMs` is required. */
@@ -86,6 +86,14 @@ export interface RefusedKey {
   overcount: number;
 }
 
+/** `stats().reserve`: the parts of the limit kept for more critical calls. */
+export interface ReserveStats {
+  /** Kept free of default and sheddable calls (a fraction of the limit). */
+  critical: number;
+  /** Kept free of sheddable calls on top of `critical`. */
+  default: number;
+}
+
 /** A snapshot of a limiter. */
 export interface LimiterStats {
   /** Calls holding a slot now (abandoned ones and held bodies included). */
@@ -108,6 +116,18 @@ export interface LimiterStats {
   bodyTimeouts: number;
   /** The current limit: `maxInFlight` (or the last `setLimit`), or the adaptive algorithm's. */
   limit: number;
+  /**
+   * The reserve in force, or `null` for none (every call may use the whole
+   * limit): without `options.reserve`, the default one from the first call
+   * that names its criticality.
+   */
+  reserve: ReserveStats | null;
+  /**
+   * How many calls of each criticality may hold a slot at once at the
+   * current `limit` under `reserve` (a lent reserve lets lower ones use
+   * the whole limit while no more critical call is about).
+   */
+  ceilings: Record<Criticality, number>;
   /** The same per criticality. */
   byCriticality: Record<Criticality, CriticalityStats>;
   /** Calls refused (429, `reason` `"fair_share"`) because their key held more than its fair share. */

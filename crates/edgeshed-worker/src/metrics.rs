@@ -11,7 +11,7 @@ pub use json::render_stats_json;
 
 use core::fmt::Write;
 use core::time::Duration;
-use edgeshed::admission::{RefusedKey, Stats};
+use edgeshed::admission::{Criticality, RefusedKey, Reserve, Stats};
 
 /// Histogram bucket upper bounds in microseconds, and as Prometheus prints
 /// them in seconds. (Integers and fixed strings only: formatting floats
@@ -96,6 +96,29 @@ pub struct ScopeMetrics<'a> {
     pub budget: Option<BudgetStats>,
     /// The keys its limiter refused most often, most first.
     pub top_refused: Vec<RefusedKey>,
+    /// The reserve in force at its limiter ([`Reserve::NONE`] for none).
+    pub reserve: Reserve,
+    /// How many requests of each criticality may hold a permit at once now,
+    /// in [`Criticality::ALL`] order ([`ceilings`]).
+    pub ceilings: [usize; 3],
+}
+
+/// What each criticality may hold at once (in [`Criticality::ALL`] order)
+/// under `reserve` at its limiter's `limit`, and at most `cap` (a budgeted
+/// origin's effective limit, which the fleet budget applies to every
+/// criticality alike; `limit` otherwise).
+pub fn ceilings(reserve: Reserve, limit: usize, cap: usize) -> [usize; 3] {
+    Criticality::ALL.map(|criticality| reserve.ceiling(limit, criticality).min(cap))
+}
+
+/// A fraction from 0 to 1 as a decimal of at most six places (`0.1`, `1`):
+/// from integer millionths, as formatting floats would pull tens of KiB of
+/// code into the worker's wasm.
+fn fraction(value: f64) -> String {
+    // In [0, 1] (a reserve's share): the cast is exact after rounding.
+    let millionths = (value.clamp(0.0, 1.0) * 1e6 + 0.5) as u32;
+    let text = format!("{}.{:06}", millionths / 1_000_000, millionths % 1_000_000);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A rate-limited route's numbers.

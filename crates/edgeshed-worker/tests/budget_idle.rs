@@ -116,3 +116,51 @@ fn sixteen_isolates_with_sparse_traffic_share_a_budget_of_eight_without_refusals
     assert_eq!(refused, 0);
     assert!(sim.peak <= 8);
 }
+
+/// What stats show as a budgeted origin's limit
+/// ([`LeaseHolder::shown_limit`](edgeshed_worker::budget::LeaseHolder::shown_limit)):
+/// idle without a lease, what its next request would ask for (its local
+/// limit, at most the fleet's), not the 0 its empty lease would admit
+/// (issue 33, 7); in use, what its lease lets it admit.
+#[test]
+fn an_idle_holder_without_a_lease_shows_what_it_would_ask_for_not_0() {
+    use edgeshed_worker::budget::Waiting;
+    let mut sim = Sim::new(3, 4, 8, TTL, 1);
+    let shown = |sim: &Sim, i: usize| {
+        sim.isolates[i]
+            .holder
+            .shown_limit(sim.now, Waiting::NONE, 8)
+    };
+    // Before any request: no lease, and nothing would be refused.
+    assert_eq!(sim.isolates[0].holder.effective_limit(sim.now), 0);
+    assert_eq!(shown(&sim, 0), 4);
+    // Capped at the fleet limit as far as the isolate knows it.
+    let holder = &sim.isolates[0].holder;
+    assert_eq!(holder.shown_limit(sim.now, Waiting::NONE, 3), 3);
+    // While requests wait for a permit, the empty lease is what it admits.
+    let waiting = Waiting {
+        count: 1,
+        until: sim.now + 100,
+    };
+    assert_eq!(holder.shown_limit(sim.now, waiting, 8), 0);
+    // In use: the lease it holds.
+    sim.service_ms = 300;
+    sim.arrive(0);
+    sim.arrive(0);
+    sim.run(20);
+    let held = sim.isolates[0].holder.held(sim.now);
+    assert!(held >= 2, "it leased for its two calls: {held}");
+    assert_eq!(
+        shown(&sim, 0),
+        sim.isolates[0].holder.effective_limit(sim.now)
+    );
+    // Idle again: it gives its lease back, and shows its local limit again.
+    settle(&mut sim);
+    sim.run(3 * TTL);
+    assert_eq!(
+        sim.isolates[0].holder.held(sim.now),
+        0,
+        "the lease was given back"
+    );
+    assert_eq!(shown(&sim, 0), 4);
+}

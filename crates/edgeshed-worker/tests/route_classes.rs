@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
 use core::time::Duration;
-use edgeshed::admission::{Admission, Call, Criticality, Policy};
+use edgeshed::admission::{Admission, Call, Criticality, Policy, Reserve};
 use edgeshed::error::RateLimited;
 use edgeshed::rate_limit::Rate;
 use edgeshed::time::ManualClock;
@@ -15,8 +15,8 @@ use edgeshed::Key;
 use edgeshed_worker::classify::{criticality, key};
 use edgeshed_worker::failure::{Failure, Refusal, Scope};
 use edgeshed_worker::metrics::{
-    render_prometheus, render_stats_json, Exposition, Histogram, IsolateMetrics, RouteMetrics,
-    ScopeMetrics,
+    ceilings, render_prometheus, render_stats_json, Exposition, Histogram, IsolateMetrics,
+    RouteMetrics, ScopeMetrics,
 };
 use edgeshed_worker::rate_headers;
 use serde_json::{json, Value};
@@ -190,6 +190,8 @@ fn stats_and_metrics_count_per_criticality_and_per_route() {
         origin_duration: Some(&wait),
         budget: None,
         top_refused: Vec::new(),
+        reserve: Reserve::default(),
+        ceilings: ceilings(Reserve::default(), 4, 4),
     }];
     let routes = [RouteMetrics {
         route: "/a\"pi/",
@@ -204,6 +206,12 @@ fn stats_and_metrics_count_per_criticality_and_per_route() {
     assert_eq!(users["byCriticality"]["sheddable"]["inFlight"], 2);
     assert_eq!(users["byCriticality"]["critical"]["inFlight"], 1);
     assert_eq!(users["byCriticality"]["default"]["admitted"], 0);
+    // What the limit of 4 allows each criticality under the default reserve.
+    assert_eq!(users["reserve"], json!({"critical": 0.1, "default": 0.2}));
+    assert_eq!(
+        users["ceilings"],
+        json!({"critical": 4, "default": 3, "sheddable": 2})
+    );
     assert_eq!(
         stats["routes"],
         json!({"/a\"pi/": {"rateLimited": 4, "rateOverflow": 7}})
@@ -223,6 +231,12 @@ fn stats_and_metrics_count_per_criticality_and_per_route() {
         "# TYPE edgeshed_rate_limited_total counter",
         "edgeshed_rate_overflow_total{route=\"/a\\\"pi/\"} 7",
         "# TYPE edgeshed_rate_overflow_total counter",
+        "# TYPE edgeshed_ceiling gauge",
+        "edgeshed_ceiling{scope=\"origin:users\",criticality=\"critical\"} 4",
+        "edgeshed_ceiling{scope=\"origin:users\",criticality=\"default\"} 3",
+        "edgeshed_ceiling{scope=\"origin:users\",criticality=\"sheddable\"} 2",
+        "edgeshed_reserve{scope=\"origin:users\",criticality=\"critical\"} 0.1",
+        "edgeshed_reserve{scope=\"origin:users\",criticality=\"default\"} 0.2",
     ] {
         assert!(
             text.lines().any(|l| l == line),
@@ -257,8 +271,15 @@ fn top_refused_keys_show_first_bytes_only_escaped_and_ranked() {
                 overcount: 0,
             },
         ],
+        reserve: Reserve::NONE,
+        ceilings: [4; 3],
     }];
     let stats: Value = serde_json::from_str(&render_stats_json(&scopes, &[])).unwrap();
+    assert_eq!(stats["origins"]["users"]["reserve"], Value::Null);
+    assert_eq!(
+        stats["origins"]["users"]["ceilings"],
+        json!({"critical": 4, "default": 4, "sheddable": 4})
+    );
     assert_eq!(
         stats["origins"]["users"]["topRefusedKeys"],
         json!([
@@ -280,6 +301,7 @@ fn top_refused_keys_show_first_bytes_only_escaped_and_ranked() {
         "# TYPE edgeshed_top_refused gauge",
         "edgeshed_top_refused{scope=\"origin:users\",rank=\"1\",key=\"tenant \\\"q\\\"\\\\xxxxx\"} 9",
         "edgeshed_top_refused{scope=\"origin:users\",rank=\"2\",key=\"\"} 4",
+        "edgeshed_reserve{scope=\"origin:users\",criticality=\"default\"} 0",
         "edgeshed_live_tasks 0",
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");

@@ -126,9 +126,9 @@ fn ranges_are_the_tables() {
         assert_eq!(range::<Positive>(), integer_range(LIMITER, path), "{path}");
     }
     assert_eq!(range::<NonNegative>(), integer_range(LIMITER, "maxQueue"));
-    // (`queueTimeoutMs` takes 0 in the npm package, without a queue; the
-    // worker's queues always need one.)
-    assert_eq!(range::<Millis>(), integer_range(LIMITER, "codelTargetMs"));
+    for path in ["queueTimeoutMs", "codelTargetMs"] {
+        assert_eq!(range::<Millis>(), integer_range(LIMITER, path), "{path}");
+    }
     for path in ["rate.perSecond", "rate.perMinute", "rate.burst"] {
         assert_eq!(range::<RateCount>(), integer_range(LIMITER, path), "{path}");
     }

@@ -8,7 +8,7 @@ use super::origin::OriginRuntime;
 use super::route::RouteRuntime;
 use crate::config::{Config, ConfigError};
 use crate::handler::host::log_error;
-use crate::metrics::{Histogram, RouteMetrics, ScopeMetrics};
+use crate::metrics::{ceilings, Histogram, RouteMetrics, ScopeMetrics};
 use core::cell::{Cell, Ref, RefCell};
 use edgeshed::admission::Admission;
 use edgeshed_wasm::JsClock;
@@ -107,22 +107,29 @@ impl Gateway {
             .iter()
             .map(|origin| (origin.wait.borrow(), origin.duration.borrow()))
             .collect();
+        let global = &self.global.admission;
+        let (stats, reserve) = (global.stats(), global.reserve());
         let mut scopes = vec![ScopeMetrics {
             scope: "global",
-            stats: self.global.admission.stats(),
+            stats,
             admission_wait: &global_wait,
             origin_duration: None,
             budget: None,
-            top_refused: self.global.admission.top_refused_keys(),
+            top_refused: global.top_refused_keys(),
+            reserve,
+            ceilings: ceilings(reserve, stats.limit, stats.limit),
         }];
         for ((origin, name), (wait, duration)) in self.origins.iter().zip(&names).zip(&histograms) {
+            let (stats, reserve, ceilings) = origin.stats();
             scopes.push(ScopeMetrics {
                 scope: name,
-                stats: origin.stats(),
+                stats,
                 admission_wait: wait,
                 origin_duration: Some(duration),
                 budget: origin.budget_stats(),
                 top_refused: origin.top_refused_keys(),
+                reserve,
+                ceilings,
             });
         }
         let routes: Vec<RouteMetrics<'_>> = self

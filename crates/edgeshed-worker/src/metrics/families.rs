@@ -3,7 +3,7 @@
 //! order of the exposition, rendered by one loop. A family is added here
 //! and nowhere else.
 
-use super::{RouteMetrics, ScopeMetrics};
+use super::{fraction, RouteMetrics, ScopeMetrics};
 use core::fmt::Write;
 use edgeshed::admission::{Criticality, CriticalityStats, Stats};
 
@@ -63,6 +63,11 @@ enum Samples {
     Scope(fn(&Stats) -> u64),
     /// One per scope and criticality: `{scope, criticality}`.
     Criticality(fn(&CriticalityStats) -> u64),
+    /// One per scope and criticality of its ceiling: `{scope, criticality}`.
+    Ceiling,
+    /// The reserve's two shares per scope: `{scope, criticality}` (critical
+    /// and default), fractions of the limit.
+    Reserve,
     /// A histogram per scope of its admission wait: `{scope}`.
     AdmissionWait,
     /// A histogram per origin of its durations: `{origin}`.
@@ -112,6 +117,8 @@ const FAMILIES: &[Family] = {
         family("edgeshed_in_flight", GAUGE, "Requests holding a permit.", Scope(|s| s.in_flight as u64)),
         family("edgeshed_queued", GAUGE, "Requests waiting for a permit.", Scope(|s| s.queued as u64)),
         family("edgeshed_limit", GAUGE, "The current limit on permits held at once (moved by the algorithm when adaptive).", Scope(|s| s.limit as u64)),
+        family("edgeshed_ceiling", GAUGE, "Requests of each criticality that may hold a permit at once at the current limit: the limit less the reserve kept for more critical ones (while the reserve is lent, lower criticalities may use the whole limit).", Ceiling),
+        family("edgeshed_reserve", GAUGE, "The reserve in force, as fractions of the limit: criticality=\"critical\" is kept free of default and sheddable requests, criticality=\"default\" free of sheddable ones on top of it (both 0: no reserve).", Reserve),
         family("edgeshed_admitted_total", COUNTER, "Requests admitted.", Scope(|s| s.admitted)),
         family("edgeshed_shed_total", COUNTER, "Requests rejected at once.", Scope(|s| s.shed)),
         family("edgeshed_queue_timeouts_total", COUNTER, "Requests rejected after their queue timeout.", Scope(|s| s.queue_timeouts)),
@@ -184,6 +191,33 @@ fn samples_of(out: &mut String, name: &str, samples: Samples, of: &Exposition<'_
                         out,
                         "{name}{{scope=\"{scope}\",criticality=\"{criticality}\"}} {}",
                         value(stats)
+                    );
+                }
+            }
+        }
+        Samples::Ceiling => {
+            for scope in of.scopes {
+                for (criticality, ceiling) in Criticality::ALL.iter().zip(scope.ceilings) {
+                    let scope = label(scope.scope);
+                    let _ = writeln!(
+                        out,
+                        "{name}{{scope=\"{scope}\",criticality=\"{criticality}\"}} {ceiling}"
+                    );
+                }
+            }
+        }
+        Samples::Reserve => {
+            for scope in of.scopes {
+                let reserve = scope.reserve;
+                let shares = [
+                    (Criticality::Critical, reserve.critical()),
+                    (Criticality::Default, reserve.default_share()),
+                ];
+                for (criticality, share) in shares {
+                    let (scope, share) = (label(scope.scope), fraction(share));
+                    let _ = writeln!(
+                        out,
+                        "{name}{{scope=\"{scope}\",criticality=\"{criticality}\"}} {share}"
                     );
                 }
             }

@@ -1,20 +1,21 @@
 //! `/__edgeshed/stats`: each scope's limit, counters, counts per criticality
 //! and the keys it refused most often; each rate-limited route's counters.
 
-use super::{RouteMetrics, ScopeMetrics};
+use super::{fraction, RouteMetrics, ScopeMetrics};
 use crate::failure::json_string;
-use edgeshed::admission::{Criticality, CriticalityStats, RefusedKey, Stats};
+use edgeshed::admission::{Criticality, CriticalityStats, RefusedKey, Reserve, Stats};
 
 /// `{"global": {...}, "origins": {"<name>": {...}}, "routes": {"<route>":
-/// {...}}}` for `/__edgeshed/stats`: each scope's limit, counters, counts per
-/// criticality and top refused keys (a key by its first 16 bytes, `null` for
+/// {...}}}` for `/__edgeshed/stats`: each scope's limit, reserve and
+/// ceilings per criticality, counters, counts per criticality and top
+/// refused keys (a key by its first 16 bytes, `null` for
 /// the requests without one); each rate-limited route's `rateLimited` and
 /// `rateOverflow`.
 pub fn render_stats_json(scopes: &[ScopeMetrics<'_>], routes: &[RouteMetrics<'_>]) -> String {
     let mut global = String::from("null");
     let mut origins = Vec::new();
     for scope in scopes {
-        let mut stats = stats_json(&scope.stats, &scope.top_refused);
+        let mut stats = stats_json(scope);
         match scope.scope.strip_prefix("origin:") {
             Some(name) => {
                 if let Some(budget) = scope.budget {
@@ -36,18 +37,39 @@ pub fn render_stats_json(scopes: &[ScopeMetrics<'_>], routes: &[RouteMetrics<'_>
     )
 }
 
-fn stats_json(stats: &Stats, top_refused: &[RefusedKey]) -> String {
+fn stats_json(scope: &ScopeMetrics<'_>) -> String {
+    let stats = &scope.stats;
     format!(
-        "{{\"inFlight\":{},\"queued\":{},\"admitted\":{},\"shed\":{},\"queueTimeouts\":{},\"limit\":{}{},\"topRefusedKeys\":{}}}",
+        "{{\"inFlight\":{},\"queued\":{},\"admitted\":{},\"shed\":{},\"queueTimeouts\":{},\"limit\":{},\"reserve\":{},\"ceilings\":{}{},\"topRefusedKeys\":{}}}",
         stats.in_flight,
         stats.queued,
         stats.admitted,
         stats.shed,
         stats.queue_timeouts,
         stats.limit,
+        reserve_json(scope.reserve),
+        ceilings_json(&scope.ceilings),
         scope_fields(stats),
-        top_refused_json(top_refused)
+        top_refused_json(&scope.top_refused)
     )
+}
+
+/// `{"critical":0.1,"default":0.2}`, or `null` for no reserve.
+fn reserve_json(reserve: Reserve) -> String {
+    if reserve == Reserve::NONE {
+        return "null".to_string();
+    }
+    format!(
+        "{{\"critical\":{},\"default\":{}}}",
+        fraction(reserve.critical()),
+        fraction(reserve.default_share())
+    )
+}
+
+/// `{"critical":n,"default":n,"sheddable":n}`.
+fn ceilings_json(ceilings: &[usize; 3]) -> String {
+    let [critical, default, sheddable] = ceilings;
+    format!("{{\"critical\":{critical},\"default\":{default},\"sheddable\":{sheddable}}}")
 }
 
 /// `,"displaced":…,"fairShareRefused":…,"byCriticality":{…}`: what

@@ -216,6 +216,27 @@ impl LeaseHolder {
         )
     }
 
+    /// The limit stats show at `now`, with `waiting` requests waiting for a
+    /// permit: [`LeaseHolder::effective_limit`] while the holder is in use
+    /// (a lease, calls in flight, requests waiting, a call under way) or the
+    /// table unreachable. Idle without a lease (before its first request,
+    /// or once it gave its lease back) that would be 0 though nothing is
+    /// refused: it shows instead what its next request asks for at most,
+    /// its local limit, capped at `fleet` (the fleet limit as far as the
+    /// isolate knows it).
+    pub fn shown_limit(&self, now: u64, waiting: Waiting, fleet: u32) -> u32 {
+        let idle = self.held(now) == 0
+            && self.in_flight == 0
+            && waiting.count == 0
+            && self.pending.is_none()
+            && self.reachable;
+        if idle {
+            self.cfg.local_limit.min(fleet)
+        } else {
+            self.effective_limit(now)
+        }
+    }
+
     /// Admits one call if the effective limit allows it.
     pub fn try_admit(&mut self, now: u64) -> bool {
         if self.in_flight >= self.effective_limit(now) {

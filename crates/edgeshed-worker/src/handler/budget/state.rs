@@ -149,10 +149,21 @@ impl OriginBudget {
         self.holder.borrow().held(now_ms())
     }
 
-    /// What this isolate may use of the budget now: the permits it may
-    /// admit under (or the `unavailable` fallback), at most its local limit.
-    pub(crate) fn usable(&self) -> u32 {
-        self.holder.borrow().effective_limit(now_ms())
+    /// The limit stats show for the origin ([`LeaseHolder::shown_limit`]):
+    /// what it may use of the budget now, or idle without a lease what its
+    /// next request asks for at most (its local limit, at most the fleet
+    /// limit: `budget.maxInFlight`, or an adaptive budget's `maxLimit`).
+    pub(crate) fn shown_limit(&self) -> u32 {
+        let fleet = self
+            .config
+            .adaptive
+            .as_ref()
+            .map_or(self.config.max_in_flight, |adaptive| {
+                u32::try_from(adaptive.bounds.max()).unwrap_or(u32::MAX)
+            });
+        self.holder
+            .borrow()
+            .shown_limit(now_ms(), self.waiting_now(), fleet)
     }
 
     /// The budget's `adaptive` section as the object reads it (`{ algorithm,

@@ -8,10 +8,10 @@ use super::sampling;
 use crate::config::Origin;
 use crate::failure::Failure;
 use crate::handler::budget::{BudgetPermit, OriginBudget};
-use crate::metrics::{BudgetStats, Histogram};
+use crate::metrics::{ceilings, BudgetStats, Histogram};
 use core::cell::RefCell;
 use core::time::Duration;
-use edgeshed::admission::{Admission, Stats};
+use edgeshed::admission::{Admission, Reserve, Stats};
 use edgeshed::limit::adaptive::{AnyLimit, Controller};
 use edgeshed::semaphore::Permit;
 use edgeshed::time::{Clock, Instant};
@@ -129,14 +129,19 @@ impl OriginRuntime {
         }
     }
 
-    /// The limiter's stats; for a budgeted origin, `limit` is the effective
-    /// one: what this isolate may use of the budget, at most its local limit.
-    pub(crate) fn stats(&self) -> Stats {
+    /// The limiter's stats, its reserve and its ceilings per criticality;
+    /// for a budgeted origin, `limit` is the effective one (what this
+    /// isolate may use of the budget, at most its local limit; idle without
+    /// a lease, what its next request asks for: [`OriginBudget::shown_limit`]),
+    /// and the ceilings are at most that.
+    pub(crate) fn stats(&self) -> (Stats, Reserve, [usize; 3]) {
         let mut stats = self.admission.stats();
+        let reserve = self.admission.reserve();
+        let local = stats.limit;
         if let Some(budget) = &self.budget {
-            stats.limit = stats.limit.min(budget.usable() as usize);
+            stats.limit = local.min(budget.shown_limit() as usize);
         }
-        stats
+        (stats, reserve, ceilings(reserve, local, stats.limit))
     }
 
     /// What the budget adds to the stats (budgeted origins only).
