@@ -652,7 +652,7 @@ describe("TypeScript declarations", () => {
     }
     assert.match(dts, /export class Limiter<O extends LimiterOptions = LimiterOptions>/);
     // setLimit takes no limit on a limiter made with `adaptive`.
-    assert.match(dts, /setLimit\(limit: O extends AdaptiveLimiterOptions \? never : number\): void;/);
+    assert.match(dts, /setLimit\(\s*limit: O extends AdaptiveLimiterOptions\s*\? Refused<"edgeshed: setLimit is for a fixed limiter; this one is adaptive \(its algorithm sets the limit\)">\s*: number,\s*\): void;/);
     // Idle, clearing the queue, closing.
     assert.match(dts, /onIdle\(\): Promise<void>;/);
     assert.match(dts, /clearQueue\(\): void;/);
@@ -673,6 +673,22 @@ describe("TypeScript declarations", () => {
     assert.match(dts, /topRefusedKeys: RefusedKey\[\];/);
     assert.match(dts, /key: string \| null;/);
     assert.match(dts, /byCriticality: Record<Criticality, CriticalityStats>;/);
+  });
+
+  test("the type errors of misuse say what is wrong (both maxInFlight and adaptive, setLimit on an adaptive limiter)", async () => {
+    const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+    const result = await run(process.execPath, [tsc, "--noEmit", "-p", join(ROOT, "tests/js/fixtures/misuse.tsconfig.json")], {
+      cwd: ROOT,
+    }).catch((error) => error);
+    const output = `${result.stdout}${result.stderr}`;
+    assert.notEqual(result.code ?? 0, 0, "the misuse file must not type-check");
+    // Each misuse names itself, instead of "parameter of type 'never'" or
+    // "Type 'string' is not assignable to type 'AdaptiveAlgorithm'".
+    // (tsc names the union member it tried in the lines under the error.)
+    assert.match(output, /misuse\.ts\(5,\d+\): error/);
+    assert.match(output, /give exactly one of maxInFlight \(a fixed limit\) and adaptive/);
+    assert.match(output, /misuse\.ts\(\d+,\d+\)[^\n]*setLimit is for a fixed limiter; this one is adaptive/);
+    assert.doesNotMatch(output, /type 'never'/);
   });
 
   test("tsc --noEmit type-checks a usage file against the package (and its @ts-expect-error lines)", async () => {

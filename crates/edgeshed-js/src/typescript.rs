@@ -38,17 +38,23 @@ export interface BoundedQueueOptions {
  */
 export type QueueOptions = NoQueueOptions | BoundedQueueOptions;
 
+/**
+ * A type no value has, whose one key is the message a type error shows
+ * (`Property '"…"' is missing`): for options that must not be given.
+ */
+export type Refused<Message extends string> = { [message in Message]: never };
+
 /** A fixed limit: `maxInFlight` (changed at run time with `setLimit`). */
 export type FixedLimiterOptions = LimiterPolicyOptions & QueueOptions & {
   /** Most calls running at once (1 to 1,000,000). */
   maxInFlight: number;
-  adaptive?: undefined;
+  adaptive?: Refused<"edgeshed: give exactly one of maxInFlight (a fixed limit) and adaptive">;
 };
 
 /** An adaptive limit: the algorithm moves it within its bounds (no `setLimit`). */
 export type AdaptiveLimiterOptions = LimiterPolicyOptions & QueueOptions & {
   adaptive: AdaptiveOptions;
-  maxInFlight?: undefined;
+  maxInFlight?: Refused<"edgeshed: give exactly one of maxInFlight (a fixed limit) and adaptive">;
 };
 
 /** Options of `new Limiter(options)`: exactly one of `maxInFlight` and `adaptive`. */
@@ -187,7 +193,11 @@ export class Limiter<O extends LimiterOptions = LimiterOptions> {
    * @throws {TypeError} on an adaptive limiter (its algorithm sets the limit):
    * a type error too, when the limiter's options are known to be adaptive.
    */
-  setLimit(limit: O extends AdaptiveLimiterOptions ? never : number): void;
+  setLimit(
+    limit: O extends AdaptiveLimiterOptions
+      ? Refused<"edgeshed: setLimit is for a fixed limiter; this one is adaptive (its algorithm sets the limit)">
+      : number,
+  ): void;
   /**
    * Resolves once no call holds a slot (running, abandoned, or a `fetch`
    * body not yet done) and none waits: `stats().inFlight` and
