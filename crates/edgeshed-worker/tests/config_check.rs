@@ -44,8 +44,14 @@ fn a_typo_and_a_prefix_without_its_slash_are_errors_naming_their_keys() {
 #[test]
 fn fair_share_without_any_queue_is_a_warning_naming_the_route() {
     let config = |queue: u64| {
+        // A queue's timeout only with a queue (a timeout without one is an error).
+        let a = if queue > 0 {
+            json!({ "url": "https://a.example", "maxInFlight": 4, "maxQueue": queue, "queueTimeoutMs": 50 })
+        } else {
+            json!({ "url": "https://a.example", "maxInFlight": 4, "maxQueue": 0 })
+        };
         json!({
-            "origins": { "a": { "url": "https://a.example", "maxInFlight": 4, "maxQueue": queue, "queueTimeoutMs": 50 } },
+            "origins": { "a": a },
             "routes": [ { "prefix": "/a/", "origin": "a", "fairness": { "key": "ip" } } ]
         })
     };

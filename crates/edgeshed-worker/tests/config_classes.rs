@@ -199,6 +199,25 @@ fn codel_and_reserve_are_read_per_limit() {
 }
 
 #[test]
+fn a_queue_timeout_needs_a_queue() {
+    // As the npm package: a timeout that would never apply is refused,
+    // naming the key (a forgotten maxQueue, or a key in the wrong limit).
+    let errors = read(
+        r#"{"global": {"maxInFlight": 8, "queueTimeoutMs": 100},
+            "origins": {"a": {"url": "http://a", "maxQueue": 0, "queueTimeoutMs": 50},
+                        "b": {"url": "http://b", "maxQueue": 2, "queueTimeoutMs": 50}}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        errors,
+        [
+            "global.queueTimeoutMs needs a queue: global.maxQueue must be > 0 (without one nothing waits)",
+            "origins.a.queueTimeoutMs needs a queue: origins.a.maxQueue must be > 0 (without one nothing waits)",
+        ]
+    );
+}
+
+#[test]
 fn max_queue_wait_is_read_per_limit_and_auto_needs_a_queue() {
     let config = read(
         r#"{"global": {"maxInFlight": 8, "maxQueue": 8, "queueTimeoutMs": 100, "maxQueueWait": "auto"},

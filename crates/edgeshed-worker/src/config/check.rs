@@ -98,13 +98,24 @@ type LimitKeys<'r> = (
     &'r Option<Int<Millis>>,
 );
 
-/// A limit at `path`; a queue needs a timeout (every wait is bounded).
+/// A limit at `path`; a queue needs a timeout (every wait is bounded), and
+/// a timeout needs a queue.
 fn limit(report: &mut Report, path: &str, keys: LimitKeys<'_>, default: usize) -> Option<Limit> {
     let (max_in_flight, max_queue, queue_timeout) = keys;
     let max_in_flight = report.int(max_in_flight, &join(path, "maxInFlight"));
     let max_queue = report.int(max_queue, &join(path, "maxQueue")).or(0);
     let queue_timeout = report.millis(queue_timeout, &join(path, "queueTimeoutMs"));
     let queue_timeout = match (max_queue?, queue_timeout) {
+        (0, Field::Valid(_)) => {
+            // As the npm package: a timeout that would never apply is a
+            // mistake (a queue forgotten, or a key in the wrong limit).
+            report.add(format!(
+                "{} needs a queue: {} must be > 0 (without one nothing waits)",
+                join(path, "queueTimeoutMs"),
+                join(path, "maxQueue")
+            ));
+            None
+        }
         (0, timeout) => timeout.or(Duration::ZERO),
         (_, Field::Valid(timeout)) => Some(timeout),
         (_, Field::Invalid) => None,
