@@ -82,7 +82,7 @@ test("a burst of 10: 2 at the origin, 2 wait for permits other requests release,
   await origin.arrivals(2);
   await requests.answered(6);
   for (const shed of requests.answers) {
-    assert.deepEqual(shed, { status: 503, retryAfter: "1", body: "overloaded: shed" });
+    assert.deepEqual(shed, { status: 503, retryAfter: "1", body: '{"error":"overloaded","reason":"limit"}' });
   }
   assert.deepEqual(await worker.stats(), { inFlight: 2, queued: 2, limit: 2, admitted: 2, shed: 6, queueTimeouts: 0, expired: 0 });
 
@@ -106,7 +106,7 @@ test("JsClock's timers: a queued request times out after QUEUE_TIMEOUT_MS, a slo
   const requests = burst(worker, 2);
   await origin.arrivals(1);
   await requests.answered(1); // the queued one, at its queue timeout
-  assert.deepEqual(requests.answers[0], { status: 503, retryAfter: "1", body: "overloaded: queue_timeout" });
+  assert.deepEqual(requests.answers[0], { status: 503, retryAfter: "1", body: '{"error":"overloaded","reason":"queue_timeout"}' });
   await requests.answered(2); // the admitted one, at its deadline
   assert.equal(requests.answers[1].status, 504);
   assert.equal(requests.answers[1].body, "deadline");

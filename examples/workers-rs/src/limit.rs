@@ -3,7 +3,6 @@
 use core::pin::pin;
 use core::time::Duration;
 use edgeshed::admission::{Admission, AdmitError, Policy};
-use edgeshed::error::OverloadCause;
 use edgeshed::time::Clock;
 use edgeshed_wasm::task::RemoteWake;
 use edgeshed_wasm::JsClock;
@@ -123,13 +122,16 @@ impl Limit {
 fn refusal(refused: &AdmitError) -> Result<Response> {
     match refused.overloaded() {
         Some(overloaded) => {
-            let cause = match overloaded.cause() {
-                OverloadCause::QueueTimeout => "queue_timeout",
-                _ => "shed",
-            };
+            // The body every face gives a refusal: the reason as the
+            // gateway and the npm package name it ("limit", "queue_timeout", ...).
+            let body = format!(
+                r#"{{"error":"overloaded","reason":"{}"}}"#,
+                overloaded.reason().as_str()
+            );
             let headers = Headers::new();
             headers.set("retry-after", "1")?;
-            Ok(Response::error(format!("overloaded: {cause}"), 503)?.with_headers(headers))
+            headers.set("content-type", "application/json")?;
+            Ok(Response::error(body, 503)?.with_headers(headers))
         }
         None if refused.is_expired() => Response::error("deadline", 504),
         None => Response::error(refused.to_string(), 500),
