@@ -16,7 +16,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/workers-rs"
 
 need() {
     command -v "$1" >/dev/null 2>&1 || {
-        echo "build-workers-rs: $1 not found; run: bash scripts/setup.sh test (it installs worker-build, ~10-16 min, and the test command's other tools, Chromium included)" >&2
+        echo "build-workers-rs: $1 not found; run: bash scripts/setup.sh workers-rs (worker-build, ~10-16 min, and the gateway's tools; no browser)" >&2
         exit 1
     }
 }

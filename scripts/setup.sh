@@ -9,6 +9,9 @@
 #   bash scripts/setup.sh test   # the test command (scripts/test.sh) too: rustfmt,
 #                                # clippy, wasm-pack, worker-build, and Chromium +
 #                                # ChromeDriver (Debian's, with apt-get: root or sudo)
+#   bash scripts/setup.sh workers-rs  # the gateway's tools and worker-build, for
+#                                # examples/workers-rs (scripts/build-workers-rs.sh):
+#                                # no browser; OpenSSL headers by apt-get if missing
 #
 # Versions are the ones verified together (see ../shared/TOOLCHAIN.md):
 #   wasm-bindgen-cli must equal the wasm-bindgen crate pinned in Cargo.toml.
@@ -21,9 +24,9 @@ WASM_TARGET=wasm32-unknown-unknown
 
 NEED="${1:-run}"
 case "$NEED" in
-    run | test) ;;
+    run | test | workers-rs) ;;
     *)
-        echo "usage: bash scripts/setup.sh [test]" >&2
+        echo "usage: bash scripts/setup.sh [test | workers-rs]" >&2
         exit 2
         ;;
 esac
@@ -111,13 +114,35 @@ if [ "$NEED" = run ]; then
     exit 0
 fi
 
+# OpenSSL's headers and pkg-config, which building worker-build needs.
+openssl_headers() {
+    command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openssl
+}
+
+if [ "$NEED" = workers-rs ]; then
+    step "Debian packages libssl-dev pkg-config"
+    if openssl_headers; then
+        ok "OpenSSL headers and pkg-config"
+    else
+        command -v apt-get >/dev/null 2>&1 ||
+            fail "OpenSSL's headers and pkg-config are missing and this is not Debian (no apt-get): install them"
+        installing "Debian packages libssl-dev pkg-config (apt-get)"
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y libssl-dev pkg-config
+    fi
+    cargo_install worker-build "$WORKER_BUILD_VERSION" worker-build "$WORKER_BUILD_VERSION" 10-16 --locked
+    CURRENT_STEP=""
+    echo "setup: the tools to build examples/workers-rs are present (no browser: bash scripts/setup.sh test adds the test command's)"
+    exit 0
+fi
+
 # ============ the test command's tools (bash scripts/setup.sh test) ============
 # --- Debian packages: chromium + chromedriver (browser tests), OpenSSL headers
 # and pkg-config (to build worker-build) -----------------------------------------
 step "Debian packages chromium chromium-driver libssl-dev pkg-config"
 apt_packages=()
 [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_packages+=(chromium chromium-driver)
-command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openssl || apt_packages+=(libssl-dev pkg-config)
+openssl_headers || apt_packages+=(libssl-dev pkg-config)
 if [ "${#apt_packages[@]}" -eq 0 ]; then
     ok "chromium, chromedriver, OpenSSL headers and pkg-config"
 else

@@ -48,5 +48,16 @@ test("the gateway's setup (what dev.sh runs) needs no root, no apt and no browse
 test("an unknown need is refused with the usage", async () => {
   const { code, output } = await setup(["gateway"]);
   assert.equal(code, 2);
-  assert.match(output, /usage: bash scripts\/setup\.sh \[test\]/);
+  assert.match(output, /usage: bash scripts\/setup\.sh \[test \| workers-rs\]/);
+});
+
+test("the workers-rs setup (what build-workers-rs.sh asks for) installs worker-build and no browser", async () => {
+  const { code, output, calls } = await setup(["workers-rs"]);
+  assert.equal(code, 0, output);
+  assert.equal(calls, "", "sudo, apt and the browser were never called (OpenSSL's headers are here)");
+  assert.match(output, /wasm-bindgen-cli 0\.2\.130/);
+  assert.match(output, /worker-build 0\.8\.7/);
+  assert.doesNotMatch(output, /chromium|wasm-pack|rustfmt|clippy/i);
+  assert.match(output, /the tools to build examples\/workers-rs are present/);
+  assert.match(readFileSync(join(ROOT, "scripts/build-workers-rs.sh"), "utf8"), /bash scripts\/setup\.sh workers-rs/);
 });
