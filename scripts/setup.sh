@@ -114,6 +114,12 @@ if [ "$NEED" = run ]; then
     exit 0
 fi
 
+# Installs Debian packages "$@" (root or sudo).
+apt_install() {
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "$@"
+}
+
 # OpenSSL's headers and pkg-config, which building worker-build needs.
 openssl_headers() {
     command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openssl
@@ -127,8 +133,7 @@ if [ "$NEED" = workers-rs ]; then
         command -v apt-get >/dev/null 2>&1 ||
             fail "OpenSSL's headers and pkg-config are missing and this is not Debian (no apt-get): install them"
         installing "Debian packages libssl-dev pkg-config (apt-get)"
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get update
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y libssl-dev pkg-config
+        apt_install libssl-dev pkg-config
     fi
     cargo_install worker-build "$WORKER_BUILD_VERSION" worker-build "$WORKER_BUILD_VERSION" 10-16 --locked
     CURRENT_STEP=""
@@ -149,8 +154,7 @@ else
     command -v apt-get >/dev/null 2>&1 ||
         fail "${apt_packages[*]} are missing and this is not Debian (no apt-get): install Chromium and ChromeDriver as /usr/bin/chromium and /usr/bin/chromedriver, and OpenSSL's headers with pkg-config"
     installing "Debian packages ${apt_packages[*]} (apt-get)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${apt_packages[@]}"
+    apt_install "${apt_packages[@]}"
     if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
         fail "chromium/chromium-driver: apt-get finished, but /usr/bin/chromium or /usr/bin/chromedriver is missing"
     fi
