@@ -61,6 +61,21 @@ export function waitUntilSettled(ctx, promise) {
   }
 }
 
+// The detail of an exception that escaped a request (its message, its
+// stack: text for the operator, never for the client). Neither the console
+// nor the error's own getters may throw into the handler.
+export function logException(context, error) {
+  try {
+    console.error(context, error);
+  } catch {
+    try {
+      console.error(context);
+    } catch {
+      // A console that throws must not break the request.
+    }
+  }
+}
+
 // --- src/handler/gateway.rs ---
 export function logError(message) {
   try {

@@ -91,6 +91,10 @@ extern "C" {
     /// `ctx.waitUntil(promise)` (settled either way), if `ctx` has it.
     #[wasm_bindgen(js_name = waitUntilSettled)]
     pub(crate) fn wait_until(ctx: &JsValue, promise: &js_sys::Promise);
+    /// `console.error(context, error)` (the error's message and stack);
+    /// never throws.
+    #[wasm_bindgen(js_name = logException)]
+    pub(crate) fn log_exception(context: &str, error: &JsValue);
     // --- src/handler/origin/limit.rs ---
     /// `controller.abort()`, ignoring a throw.
     #[wasm_bindgen(js_name = tryAbort)]
