@@ -101,6 +101,13 @@ export function makeResponse(status, body, lines) {
   for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
   return new Response(body, { status, headers });
 }
+export function cancelStream(stream) {
+  try {
+    stream.cancel().catch(() => {});
+  } catch {
+    // nothing more to release
+  }
+}
 
 // --- src/handler/proxy/held.rs ---
 // The reason a proxied body whose origin went silent is cut with.

@@ -108,6 +108,9 @@ extern "C" {
         body: &JsValue,
         lines: &str,
     ) -> Result<web_sys::Response, JsValue>;
+    /// `stream.cancel()`, ignoring a throw or a rejection.
+    #[wasm_bindgen(js_name = cancelStream)]
+    pub(crate) fn cancel_stream(stream: &web_sys::ReadableStream);
     // --- src/handler/route.rs ---
     /// `env[name]` if it has a `limit` method (a Rate Limiting binding), else `undefined`.
     #[wasm_bindgen(js_name = rateLimiterOf)]
