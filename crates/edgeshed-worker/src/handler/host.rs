@@ -77,7 +77,8 @@ extern "C" {
     /// The body as text, or `null` once it exceeds `max` bytes (reading stops there).
     #[wasm_bindgen(js_name = readTextLimited)]
     pub(crate) fn read_text_limited(response: &web_sys::Response, max: f64) -> js_sys::Promise;
-    /// Cancels the body of `response`, if any, ignoring errors.
+    /// Cancels the body of `response`, if any, ignoring errors (also for
+    /// a prefix route's unrelayable status, `proxy`).
     #[wasm_bindgen(js_name = cancelBody)]
     pub(crate) fn cancel_body(response: &web_sys::Response);
     /// Whether `readTextLimited` gave up on this response for its size.
