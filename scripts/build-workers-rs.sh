@@ -31,9 +31,10 @@ if [ "$(wasm-bindgen --version)" != "wasm-bindgen $locked" ]; then
 fi
 WASM_BINDGEN_BIN="$(command -v wasm-bindgen)"
 WASM_OPT_BIN="$ROOT/node_modules/.bin/wasm-opt"    # npm binaryen (Debian's breaks workerd)
-ESBUILD_BIN="$ROOT/node_modules/.bin/esbuild"      # wrangler's esbuild
-export WASM_BINDGEN_BIN WASM_OPT_BIN ESBUILD_BIN
-for tool in "$WASM_OPT_BIN" "$ESBUILD_BIN"; do
+EDGESHED_ESBUILD="$ROOT/node_modules/.bin/esbuild" # wrangler's esbuild, run by
+ESBUILD_BIN="$ROOT/scripts/esbuild-deduped.sh"     # this, which dedupes the glue first
+export WASM_BINDGEN_BIN WASM_OPT_BIN ESBUILD_BIN EDGESHED_ESBUILD
+for tool in "$WASM_OPT_BIN" "$EDGESHED_ESBUILD"; do
     [ -x "$tool" ] || { echo "build-workers-rs: $tool is missing: run npm ci (scripts/setup.sh)" >&2; exit 1; }
 done
 

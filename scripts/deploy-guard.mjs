@@ -17,8 +17,17 @@
 //   deploy fails (exit 1) with what to do instead;
 // - `--dry-run` (nothing is uploaded), or EDGESHED_ALLOW_DEMO_DEPLOY=1: a
 //   loud warning, and the build goes on.
+//
+// A refusal is printed once. wrangler shows a build's output as it comes,
+// and when the build fails it dumps the failure too: its message (the
+// build's stderr and stdout again) and its `stdout` and `stderr` fields (a
+// third time). So on Linux, when wrangler's stderr is a terminal or a pipe,
+// the guard writes everything it has to say straight there, and the build's
+// own output says only that the deploy was refused; elsewhere it prints as
+// usual (and wrangler repeats it).
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, writeSync } from "node:fs";
+import { isatty } from "node:tty";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkBinding, formatReport } from "./check-config.mjs";
@@ -42,16 +51,70 @@ function processInfo(pid) {
   }
 }
 
-/** The argv of the wrangler command that started this build (after `deploy`), if found. */
-export function wranglerDeployArgs(startPid = process.ppid) {
+/**
+ * The wrangler command that started this build: its `pid` and its `args`
+ * (after `deploy`), if found.
+ */
+export function wranglerDeploy(startPid = process.ppid) {
   for (let pid = startPid, depth = 0; pid > 1 && depth < 12; depth += 1) {
     const info = processInfo(pid);
     if (!info) return undefined;
     const at = info.argv.indexOf("deploy");
-    if (at >= 0 && info.argv.slice(0, at).some((arg) => /wrangler/.test(arg))) return info.argv.slice(at + 1);
+    if (at >= 0 && info.argv.slice(0, at).some((arg) => /wrangler/.test(arg))) return { pid, args: info.argv.slice(at + 1) };
     pid = info.ppid;
   }
   return undefined;
+}
+
+const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Writes `text` to the stderr of process `pid` (Linux: `/proc/<pid>/fd/2`)
+ * if that is a terminal or a pipe; true when it was written. A regular file
+ * is left alone (opened again, it has an offset of its own, and the
+ * process's next writes would overwrite these lines), and so is a pipe that
+ * nobody reads (non-blocking: it fails at once). What a full pipe does not
+ * take within about 5 s goes to this process's own stderr.
+ */
+export function writeToStderrOf(pid, text) {
+  if (!pid || process.platform !== "linux") return false;
+  let fd;
+  try {
+    fd = openSync(`/proc/${pid}/fd/2`, constants.O_WRONLY | constants.O_APPEND | constants.O_NONBLOCK);
+    if (!isatty(fd) && !fstatSync(fd).isFIFO()) return false;
+    const bytes = Buffer.from(text);
+    let at = 0;
+    for (let tries = 0; at < bytes.length && tries < 500; ) {
+      try {
+        at += writeSync(fd, bytes, at);
+      } catch (error) {
+        if (error.code !== "EAGAIN") break;
+        tries += 1;
+        pause(10);
+      }
+    }
+    if (at === 0) return false;
+    if (at < bytes.length) process.stderr.write(bytes.subarray(at));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Prints what the guard says when it refuses a deploy (`lines`, everything
+ * it had to say, in order) once: to wrangler's stderr (`wranglerPid`) where
+ * it can, the build's own stderr then saying only that it refused.
+ */
+function refuse(lines, wranglerPid) {
+  const text = `${lines.join("\n")}\n`;
+  if (writeToStderrOf(wranglerPid, text)) {
+    console.error("edgeshed: deploy refused by scripts/deploy-guard.mjs (its reasons are printed above)");
+  } else {
+    process.stderr.write(text);
+  }
 }
 
 /** `--config`, `--env`, `--dry-run` and the `--var EDGESHED:<value>` of wrangler deploy's arguments. */
@@ -103,8 +166,8 @@ async function main() {
   // wrangler already printed its own warnings about this configuration.
   process.env.WRANGLER_LOG ??= "error";
   const { unstable_readConfig } = await import("wrangler");
-  const args = wranglerDeployArgs();
-  const { config, env, dryRun, edgeshedVar } = parseDeployArgs(args ?? []);
+  const wrangler = wranglerDeploy();
+  const { config, env, dryRun, edgeshedVar } = parseDeployArgs(wrangler?.args ?? []);
   const configPath = resolve(config ?? join(ROOT, "wrangler.toml"));
   const wranglerConfig = unstable_readConfig({ config: configPath, env });
   const binding = edgeshedVar ?? wranglerConfig.vars?.EDGESHED;
@@ -122,12 +185,14 @@ async function main() {
       ...details,
       "Fix it and check it with: node scripts/check-config.mjs my-config.json --wrangler wrangler.toml (docs/deploy.md)",
     ];
-    console.error(lines.join("\n"));
+    refuse(lines, wrangler?.pid);
     return 1;
   }
-  if (report.warnings.length > 0) console.log([`edgeshed deploy check: warnings for the configuration from ${where}:`, ...details].join("\n"));
+  // Printed now on the way to a deploy, or with the refusal below.
+  const warnings = report.warnings.length > 0 ? [`edgeshed deploy check: warnings for the configuration from ${where}:`, ...details] : [];
   const problems = localOnly(binding);
   if (problems.length === 0) {
+    if (warnings.length > 0) console.log(warnings.join("\n"));
     console.log(`edgeshed deploy check: the configuration from ${where} has no local-only settings`);
     return 0;
   }
@@ -144,8 +209,13 @@ async function main() {
       ? `(${dryRun ? "--dry-run: nothing is uploaded" : "EDGESHED_ALLOW_DEMO_DEPLOY=1"}; going on)`
       : "To deploy it anyway: EDGESHED_ALLOW_DEMO_DEPLOY=1 npx wrangler deploy",
   ];
-  console.error(lines.join("\n"));
-  return dryRun || allowed ? 0 : 1;
+  if (dryRun || allowed) {
+    if (warnings.length > 0) console.log(warnings.join("\n"));
+    console.error(lines.join("\n"));
+    return 0;
+  }
+  refuse([...warnings, ...lines], wrangler?.pid);
+  return 1;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = await main();

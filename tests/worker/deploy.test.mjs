@@ -5,7 +5,7 @@
 // before anything is uploaded (scripts/deploy-guard.mjs).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,20 +34,32 @@ const OWN = {
   routes: [{ prefix: "/api/", origin: "api" }],
 };
 
+/**
+ * How wrangler's output leaves it: `"socket"` (Node's child pipes, which are
+ * sockets), `"pipe"` (a shell pipeline's pipe: `wrangler ... 2>&1 | tee log`)
+ * or `"tty"` (a terminal, through util-linux's `script`; plain arguments only).
+ */
+function command(args, via) {
+  if (via === "pipe") return ["bash", ["-o", "pipefail", "-c", '"$0" "$@" 2>&1 | cat', WRANGLER, ...args]];
+  if (via === "tty") return ["script", ["-qefc", [WRANGLER, ...args].join(" "), "/dev/null"]];
+  return [WRANGLER, args];
+}
+
 /** Runs `wrangler ...args` in the repository: { code, output }. */
-function wrangler(args, env = {}) {
+function wrangler(args, env = {}, via = "socket") {
+  const [file, argv] = command(args, via);
   return new Promise((resolve) => {
-    execFile(WRANGLER, args, { cwd: ROOT, env: { ...ENV, ...env }, timeout: 170_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+    execFile(file, argv, { cwd: ROOT, env: { ...ENV, ...env }, timeout: 170_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
       resolve({ code: error ? (error.code ?? 1) : 0, output: stdout + stderr }),
     );
   });
 }
 
 /** `wrangler deploy --dry-run --outdir <tmp> ...args`, then the files it wrote. */
-async function dryRun(args) {
+async function dryRun(args, via) {
   const outdir = mkdtempSync(join(tmpdir(), "edgeshed-deploy-"));
   try {
-    const result = await wrangler(["deploy", "--dry-run", "--outdir", outdir, ...args]);
+    const result = await wrangler(["deploy", "--dry-run", "--outdir", outdir, ...args], {}, via);
     return { ...result, files: readdirSync(outdir) };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
@@ -56,13 +68,44 @@ async function dryRun(args) {
 
 const T = { timeout: 180_000 };
 
-test("a plain `wrangler deploy` of the demo configuration fails before any upload, saying why and what to do", T, async () => {
-  const { code, output } = await wrangler(["deploy"]);
+/** How often `text` occurs in `output`. */
+const occurrences = (output, text) => output.split(text).length - 1;
+
+/**
+ * The guard's refusal is printed once: wrangler shows the build's output as
+ * it comes, then again in the error it dumps when the build fails (its
+ * message, and its `stdout` and `stderr` fields), so the guard writes a
+ * refusal to wrangler's own stderr, outside the build's output, where that
+ * is a terminal or a pipe. (Node's child pipes are sockets, which cannot be
+ * opened again: there wrangler repeats it, as the "socket" runs show.)
+ */
+function refusedOnce(output, lines) {
+  for (const line of lines) assert.equal(occurrences(output, line), 1, `${JSON.stringify(line)} once, in:\n${output}`);
+  assert.equal(occurrences(output, "edgeshed: deploy refused by scripts/deploy-guard.mjs"), 3, "wrangler's dump says why");
+}
+
+const HAS_SCRIPT = (() => {
+  try {
+    execFileSync("script", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+test("a plain `wrangler deploy` of the demo configuration fails before any upload, saying why (once) and what to do", T, async () => {
+  const { code, output } = await wrangler(["deploy"], {}, "pipe");
   assert.notEqual(code, 0, output);
   assert.match(output, /edgeshed: REFUSING TO DEPLOY/);
   assert.match(output, /"statsPublic": true opens \/__edgeshed\/\*/);
   assert.match(output, /origins\.users\.url http:\/\/127\.0\.0\.1:9001 is this machine/);
   assert.match(output, /wrangler secret put EDGESHED --env production/);
+  refusedOnce(output, [
+    "edgeshed: REFUSING TO DEPLOY",
+    '"statsPublic": true opens /__edgeshed/*',
+    "Deploy your own configuration instead",
+    "warning: origins.recs keeps the default reserve",
+  ]);
   // It stopped in the build: wrangler never got to ask for credentials.
   assert.doesNotMatch(output, /CLOUDFLARE_API_TOKEN/);
   assert.doesNotMatch(output, /Total Upload/);
@@ -112,17 +155,32 @@ const TYPO = { ...OWN, origins: { api: { ...OWN.origins.api, maxInflight: 6 } } 
 const NO_SLASH = { ...OWN, routes: [{ prefix: "/crit", origin: "api", criticality: "critical" }] };
 
 test("a configuration the gateway would refuse fails the deploy and the dry run, naming each error's key", T, async () => {
-  const typo = await dryRun(["--env", "production", "--var", `EDGESHED:${JSON.stringify(TYPO)}`]);
+  const typo = await dryRun(["--env", "production", "--var", `EDGESHED:${JSON.stringify(TYPO)}`], "pipe");
   assert.notEqual(typo.code, 0, typo.output);
   assert.match(typo.output, /edgeshed: REFUSING TO DEPLOY: the EDGESHED configuration \(--var EDGESHED\) is invalid/);
   assert.match(typo.output, /  error: origins\.api\.maxInflight is not a known key/);
   assert.doesNotMatch(typo.output, /has no local-only settings|--dry-run: exiting now/);
-  const slash = await wrangler(["deploy", "--env", "production", "--var", `EDGESHED:${JSON.stringify(NO_SLASH)}`]);
+  refusedOnce(typo.output, ["REFUSING TO DEPLOY", "origins.api.maxInflight is not a known key"]);
+  const slash = await wrangler(["deploy", "--env", "production", "--var", `EDGESHED:${JSON.stringify(NO_SLASH)}`], {}, "pipe");
   assert.notEqual(slash.code, 0, slash.output);
   assert.match(slash.output, /REFUSING TO DEPLOY: the EDGESHED configuration \(--var EDGESHED\) is invalid/);
   assert.match(slash.output, /  error: routes\[0\]\.prefix must end with "\/", got "\/crit"/);
+  refusedOnce(slash.output, ["REFUSING TO DEPLOY", 'routes[0].prefix must end with "/"', "Fix it and check it with"]);
   // Stopped in the build: never got to the upload (nor to credentials).
   assert.doesNotMatch(slash.output, /CLOUDFLARE_API_TOKEN|Total Upload/);
+});
+
+test("in a terminal the refusal is printed once too", { ...T, skip: HAS_SCRIPT ? false : "util-linux script is not installed" }, async () => {
+  const { code, output } = await wrangler(["deploy"], {}, "tty");
+  assert.notEqual(code, 0, output);
+  refusedOnce(output, ["edgeshed: REFUSING TO DEPLOY", "Deploy your own configuration instead"]);
+});
+
+test("through a socket (Node's child pipes) the refusal is still printed, with wrangler's repeats", T, async () => {
+  const { code, output } = await wrangler(["deploy"]);
+  assert.notEqual(code, 0, output);
+  assert.ok(occurrences(output, "edgeshed: REFUSING TO DEPLOY") >= 1, output);
+  assert.match(output, /origins\.users\.url http:\/\/127\.0\.0\.1:9001 is this machine/);
 });
 
 test("a dry run of the demo warns loudly and goes on; EDGESHED_ALLOW_DEMO_DEPLOY=1 lets a real deploy through", T, async () => {

@@ -79,7 +79,8 @@ pub enum Failure {
     Timeout,
     /// Unreachable, reset, or not a valid response.
     Unreachable,
-    /// Answered with a non-2xx status.
+    /// Answered with a non-2xx status (fan-out), or (prefix route) one it
+    /// cannot relay ([`relayable_status`]).
     Status(u16),
     /// Answered with a body larger than the origin's `maxBodyBytes`.
     TooLarge,
@@ -98,6 +99,21 @@ impl Failure {
             None => Self::Overloaded(Refusal::of(error)),
         }
     }
+}
+
+/// Whether a prefix route can relay an origin's `status` as its own: a
+/// final status a `Response` can be made with (200–599). 101 Switching
+/// Protocols is final only for an upgrade, which a prefix route does not
+/// relay; any other status below 200 or above 599 is not HTTP's. Such an
+/// answer is a [`Failure::Status`] (502 with the status).
+///
+/// ```
+/// use edgeshed_worker::failure::relayable_status;
+/// assert!(relayable_status(200) && relayable_status(304) && relayable_status(599));
+/// assert!(!relayable_status(101) && !relayable_status(600) && !relayable_status(999));
+/// ```
+pub fn relayable_status(status: u16) -> bool {
+    (200..=599).contains(&status)
 }
 
 /// Where a failure happened: the global limit, one origin (by name), or a

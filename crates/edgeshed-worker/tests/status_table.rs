@@ -77,7 +77,8 @@ fn an_unreachable_or_failing_origin_is_502_bad_gateway() {
             false
         )
     );
-    for status in [404, 500, 503] {
+    // (and on a prefix route, a status it cannot relay: 101, 600, 999)
+    for status in [404, 500, 503, 101, 600, 999] {
         assert_eq!(
             answer(Failure::Status(status), Scope::Origin("users")),
             (

@@ -13,6 +13,15 @@ export function deferred() {
   return { promise, resolve, reject };
 }
 
+/** `promise`, or a rejection naming `what` once `ms` passed first. */
+export function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /**
  * A deterministic gate: whatever awaits `gate.wait()` proceeds only once the
  * test calls `gate.open()`. `gate.waiting` counts who is held right now, and

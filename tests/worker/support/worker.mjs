@@ -134,6 +134,14 @@ export async function startWorker(binding, { statsToken, scriptPath = "worker/in
       if (answer.status !== 200) throw new Error(`stats answered ${answer.status}: ${answer.text}`);
       return answer.json;
     },
+    /** The `edgeshed_held_bodies` gauge of /__edgeshed/metrics (proxied bodies holding permits). */
+    async heldBodies() {
+      const answer = await worker.get("/__edgeshed/metrics", { headers: auth });
+      if (answer.status !== 200) throw new Error(`metrics answered ${answer.status}: ${answer.text}`);
+      const line = answer.text.split("\n").find((l) => l.startsWith("edgeshed_held_bodies "));
+      if (!line) throw new Error(`no edgeshed_held_bodies in the metrics:\n${answer.text}`);
+      return Number(line.split(" ")[1]);
+    },
     /**
      * Polls the stats until `condition(stats)` holds; fails after `timeoutMs`
      * with the last stats seen.

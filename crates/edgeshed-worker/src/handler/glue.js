@@ -61,6 +61,21 @@ export function waitUntilSettled(ctx, promise) {
   }
 }
 
+// The detail of an exception that escaped a request (its message, its
+// stack: text for the operator, never for the client). Neither the console
+// nor the error's own getters may throw into the handler.
+export function logException(context, error) {
+  try {
+    console.error(context, error);
+  } catch {
+    try {
+      console.error(context);
+    } catch {
+      // A console that throws must not break the request.
+    }
+  }
+}
+
 // --- src/handler/gateway.rs ---
 export function logError(message) {
   try {
@@ -85,6 +100,13 @@ export function makeResponse(status, body, lines) {
   const headers = new Headers();
   for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
   return new Response(body, { status, headers });
+}
+export function cancelStream(stream) {
+  try {
+    stream.cancel().catch(() => {});
+  } catch {
+    // nothing more to release
+  }
 }
 
 // --- src/handler/proxy/held.rs ---

@@ -77,7 +77,8 @@ extern "C" {
     /// The body as text, or `null` once it exceeds `max` bytes (reading stops there).
     #[wasm_bindgen(js_name = readTextLimited)]
     pub(crate) fn read_text_limited(response: &web_sys::Response, max: f64) -> js_sys::Promise;
-    /// Cancels the body of `response`, if any, ignoring errors.
+    /// Cancels the body of `response`, if any, ignoring errors (also for
+    /// a prefix route's unrelayable status, `proxy`).
     #[wasm_bindgen(js_name = cancelBody)]
     pub(crate) fn cancel_body(response: &web_sys::Response);
     /// Whether `readTextLimited` gave up on this response for its size.
@@ -91,6 +92,10 @@ extern "C" {
     /// `ctx.waitUntil(promise)` (settled either way), if `ctx` has it.
     #[wasm_bindgen(js_name = waitUntilSettled)]
     pub(crate) fn wait_until(ctx: &JsValue, promise: &js_sys::Promise);
+    /// `console.error(context, error)` (the error's message and stack);
+    /// never throws.
+    #[wasm_bindgen(js_name = logException)]
+    pub(crate) fn log_exception(context: &str, error: &JsValue);
     // --- src/handler/origin/limit.rs ---
     /// `controller.abort()`, ignoring a throw.
     #[wasm_bindgen(js_name = tryAbort)]
@@ -104,6 +109,9 @@ extern "C" {
         body: &JsValue,
         lines: &str,
     ) -> Result<web_sys::Response, JsValue>;
+    /// `stream.cancel()`, ignoring a throw or a rejection.
+    #[wasm_bindgen(js_name = cancelStream)]
+    pub(crate) fn cancel_stream(stream: &web_sys::ReadableStream);
     // --- src/handler/route.rs ---
     /// `env[name]` if it has a `limit` method (a Rate Limiting binding), else `undefined`.
     #[wasm_bindgen(js_name = rateLimiterOf)]

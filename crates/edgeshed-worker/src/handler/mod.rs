@@ -31,7 +31,7 @@ mod proxy;
 mod respond;
 mod route;
 
-use crate::handler::host::wait_until;
+use crate::handler::host::{log_exception, wait_until};
 use edgeshed::time::Clock;
 use edgeshed_wasm::JsClock;
 use gateway::Gateway;
@@ -77,17 +77,14 @@ pub fn handle(request: web_sys::Request, env: JsValue, ctx: JsValue) -> js_sys::
                 };
             let response = match routed {
                 Ok(response) => response,
+                // An exception's text (a message, a stack, a URL in it) is
+                // for the operator's log, never for the client.
                 Err(error) => {
-                    let message = error
-                        .as_string()
-                        .or_else(|| {
-                            js_sys::Reflect::get(&error, &"message".into())
-                                .ok()?
-                                .as_string()
-                        })
-                        .unwrap_or_else(|| "internal error".into());
-                    ResponseParts::json(500, error_json("internal", &[("message", &message)]))
-                        .into_response()?
+                    log_exception(
+                        "edgeshed: a request failed with an exception (500 internal):",
+                        &error,
+                    );
+                    ResponseParts::json(500, error_json("internal", &[])).into_response()?
                 }
             };
             Ok(response.into())

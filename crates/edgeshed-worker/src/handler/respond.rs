@@ -2,7 +2,7 @@
 
 pub(crate) use crate::failure::error_json;
 use crate::failure::{Failure, Scope};
-use crate::handler::host::make_response;
+use crate::handler::host::{cancel_stream, make_response};
 use crate::metrics::{server_timing, Timing};
 use core::time::Duration;
 use wasm_bindgen::JsValue;
@@ -116,11 +116,17 @@ impl ResponseParts {
         }
         lines.push_str("server-timing\n");
         lines.push_str(&timing);
-        let body = match self.body {
-            Body::Text(text) => JsValue::from_str(&text),
-            Body::Stream(Some(stream)) => stream.into(),
-            Body::Stream(None) => JsValue::NULL,
+        let (body, held) = match self.body {
+            Body::Text(text) => (JsValue::from_str(&text), None),
+            Body::Stream(Some(stream)) => (JsValue::from(stream.clone()), Some(stream)),
+            Body::Stream(None) => (JsValue::NULL, None),
         };
-        make_response(self.status, &body, &lines)
+        let made = make_response(self.status, &body, &lines);
+        // A held body no response carries is never read: cancelled, it
+        // gives its permits back now, not at its idle timeout.
+        if let (Err(_), Some(stream)) = (&made, held) {
+            cancel_stream(&stream);
+        }
+        made
     }
 }

@@ -10,7 +10,8 @@ use super::gateway::Gateway;
 use super::origin::{Answered, CallError, Outgoing};
 use super::respond::{error_json, ResponseParts};
 use super::route::Admitting;
-use crate::failure::Scope;
+use crate::failure::{relayable_status, Failure, Scope};
+use crate::handler::host::cancel_body;
 use edgeshed::time::{Clock, Instant};
 use edgeshed_wasm::JsClock;
 use headers::forwardable;
@@ -119,6 +120,15 @@ pub(crate) async fn respond(
         }) => return timed(refused(failure), waited, took).into_response(),
         Err(CallError::Internal(error)) => return Err(error),
     };
+    // A status no `Response` can carry (101, or outside 200-599) is the
+    // origin's failure: its body is cancelled and, as the fetch is aborted
+    // (`abort` dropped armed), both permits come back before the 502 leaves.
+    let status = response.status();
+    if !relayable_status(status) {
+        cancel_body(&response);
+        drop((permit, global, abort));
+        return timed(refused(Failure::Status(status)), waited, took).into_response();
+    }
     drop(limit);
     abort.disarm();
     let headers = forwardable(&response.headers(), &["content-length"]);
@@ -127,10 +137,5 @@ pub(crate) async fn respond(
         .timeout
         .unwrap_or(crate::config::DEFAULT_ORIGIN_TIMEOUT);
     let body = held::hold(&response, (permit, global.permit), ctx, idle)?;
-    timed(
-        ResponseParts::stream(response.status(), body, headers),
-        waited,
-        took,
-    )
-    .into_response()
+    timed(ResponseParts::stream(status, body, headers), waited, took).into_response()
 }
