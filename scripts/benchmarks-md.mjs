@@ -74,17 +74,20 @@ function node() {
   const mem = Object.values(memory)
     .map((m) => `${m.label}: ${f(m.total, 0)} B per queued waiter`)
     .join("; ");
-  return `## Node.js: \`Limiter.run\` against p-limit, p-queue and cockatiel
+  const { queued = 10_000 } = load("node.json");
+  return `## Node.js: \`Limiter.run\` against the fast queues, p-limit, p-queue and cockatiel
 
 \`benches/node/limiter.bench.mjs\`: the npm package as users load it (\`pkg/node.js\`) against each peer in
 one process, alternating rounds; each cell is edgeshed's time per task over the peer's (median of per-round
-ratios; below 1 edgeshed is faster) and the goal. uncontended: \`run(() => 1)\` one at a time; contended: limit
-8, 10,000 tasks queued at once; overload: limit 1 held, every call refused (the peers with a user-side check
-where they cannot shed). "p-queue (timeout)": p-queue with a per-task timeout, the feature-equivalent peer.
+ratios; below 1 edgeshed is faster) and the goal. uncontended: \`run(fn)\` one at a time, \`fn\` returning a
+settled promise; contended: limit 8, ${queued.toLocaleString("en")} tasks queued at once; overload: limit 1 held,
+every call refused (the peers with a user-side check where they cannot shed). The fast queues
+(\`benches/node/fast-peers.mjs\`): @henrygd/queue, fastq and async-sema. "p-queue (timeout)": p-queue with a
+per-task timeout, the feature-equivalent peer.
 
 ${table(["edgeshed / peer", ...paths], rows)}
 
-Memory (case 4): ${mem} (goal ≤ 292 B).${
+Memory (case 4): ${mem} (goal for a fresh instance: ≤ p-limit's).${
     summary["tower-on-wasm"]
       ? ""
       : ` tower-on-wasm (\`benches/tower-wasm/\`) was not built in this run;

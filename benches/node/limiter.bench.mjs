@@ -352,7 +352,7 @@ console.log(
     FAST_PEERS.map((p) => `, ${p.name} ${p.version}`).join("") +
     ` — node ${process.version}, ${ROUNDS} rounds${QUICK ? " (--quick)" : ""}, median on-CPU ns/op [min–max], wall-clock median`,
 );
-const results = {};
+const results = { queued: QUEUED };
 results.memory = await memory({ pLimit, pq, ck, tower, towerWasm, WAITERS, QUEUE_TIMEOUT_MS, work }); // first, while the wasm instance is fresh
 results.uncontended = await uncontended();
 results.contended = await contended();
