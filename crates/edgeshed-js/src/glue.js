@@ -99,10 +99,15 @@ function placeStacks(depth, entry) {
   while (unplaced.length > depth) Error.captureStackTrace(unplaced.pop(), entry);
   Error.stackTraceLimit = limit;
 }
-/** Called by the package's entries with `Limiter.prototype`. */
+/**
+ * Called by the package's entries with `Limiter.prototype`: `run`'s fast
+ * start (src/call/free.rs), and a refusal's stack from the caller's call
+ * where the engine can capture one (V8).
+ */
 export function wrapEntryPoints(proto) {
-  if (wrapped || typeof Error.captureStackTrace !== "function") return;
-  wrapped = true;
+  if (proto.run.wrapped) return;
+  const stacks = typeof Error.captureStackTrace === "function";
+  wrapped = stacks;
   const { run: limitedRun, fetch: limitedFetch } = proto;
   proto.run = function run(task, options) {
     // A call without a signal or a deadline that finds a free slot:
@@ -115,6 +120,7 @@ export function wrapEntryPoints(proto) {
         if (id >= 0) return runFree(task, id, (this.__release ??= this.__releaseFree()));
       }
     }
+    if (!stacks) return limitedRun.call(this, task, options);
     const depth = unplaced.length;
     let promise;
     try {
@@ -126,6 +132,8 @@ export function wrapEntryPoints(proto) {
     if (unplaced.length > depth) placeStacks(depth, run);
     return promise;
   };
+  proto.run.wrapped = true;
+  if (!stacks) return;
   proto.fetch = function fetch(input, init) {
     const depth = unplaced.length;
     let promise;
