@@ -104,7 +104,10 @@ console.log(`  edgeshed.js glue  raw ${kib(glue.length)}  gzip ${kib(gzipSync(gl
 // sampled to its body's end (58.5), and onIdle/clearQueue/close (+0.8 on
 // their own branch: +1.8 KB of code before wasm-opt, the waiters' wakers
 // that clearQueue wakes, every permit a lease that tells the lifecycle
-// when it is back, three exports): 60, until issue #32 trims it.
-const goalKiB = 60;
+// when it is back, three exports): 60; on 2026-12-04 the fast start of
+// `run` (crates/edgeshed-js/src/call/free.rs, two exports and the core's try_admit_keyed: a
+// call admitted at once costs half the time) took it to 60.4: 61, until
+// issue #32 trims it.
+const goalKiB = 61;
 const gz = gzipSync(wasm, { level: 9 }).length;
 console.log(`  size goal: wasm gzip <= ${goalKiB} KiB: ${gz <= goalKiB * 1024 ? "met" : "MISSED"} (${kib(gz)})`);

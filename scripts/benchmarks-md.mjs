@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compact, goalsMarkdown } from "../benches/e2e/lib/report.mjs";
 import { renderBench } from "../benches/e2e/lib/class-reports.mjs";
+import { staleness, withoutStaleness } from "./lib/bench-staleness.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const RESULTS = join(ROOT, "benches/results");
@@ -23,7 +24,10 @@ const goalCell = (ratio, goal) => (goal == null ? "none set" : `≤ ${goal} ${ra
 const table = (head, rows) =>
   [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 
-/** The "measured" line under each table: date, command, input file, and whether it was transcribed. */
+/** Whether git could not tell, for some input, if its table is stale (then --check ignores those sentences). */
+let stalenessUnknown = false;
+
+/** The "measured" line under each table: date, command, input file, build, whether it was transcribed, and whether it is stale. */
 function source(...names) {
   return names
     .map((name) => {
@@ -31,7 +35,10 @@ function source(...names) {
       if (!e) throw new Error(`benches/results/index.json has no entry for ${name}`);
       const how = e.transcribed ? `transcribed from the log's "${e.log}"` : `the bench's own output (log: "${e.log}")`;
       const note = e.note ? ` (${e.note})` : "";
-      return `Measured ${e.date} with \`${e.command}\`; input \`benches/results/${name}\`${note}, ${how}.`;
+      const stale = staleness(ROOT, name, e);
+      if (stale.state === "unknown") stalenessUnknown = true;
+      const line = `Measured ${e.date} with \`${e.command}\` (build \`${e.build}\`); input \`benches/results/${name}\`${note}, ${how}.`;
+      return stale.note ? `${line}\n${stale.note}` : line;
     })
     .join("\n");
 }
@@ -67,17 +74,20 @@ function node() {
   const mem = Object.values(memory)
     .map((m) => `${m.label}: ${f(m.total, 0)} B per queued waiter`)
     .join("; ");
-  return `## Node.js: \`Limiter.run\` against p-limit, p-queue and cockatiel
+  const { queued = 10_000 } = load("node.json");
+  return `## Node.js: \`Limiter.run\` against the fast queues, p-limit, p-queue and cockatiel
 
 \`benches/node/limiter.bench.mjs\`: the npm package as users load it (\`pkg/node.js\`) against each peer in
 one process, alternating rounds; each cell is edgeshed's time per task over the peer's (median of per-round
-ratios; below 1 edgeshed is faster) and the goal. uncontended: \`run(() => 1)\` one at a time; contended: limit
-8, 10,000 tasks queued at once; overload: limit 1 held, every call refused (the peers with a user-side check
-where they cannot shed). "p-queue (timeout)": p-queue with a per-task timeout, the feature-equivalent peer.
+ratios; below 1 edgeshed is faster) and the goal. uncontended: \`run(fn)\` one at a time, \`fn\` returning a
+settled promise; contended: limit 8, ${queued.toLocaleString("en")} tasks queued at once; overload: limit 1 held,
+every call refused (the peers with a user-side check where they cannot shed). The fast queues
+(\`benches/node/fast-peers.mjs\`): @henrygd/queue, fastq and async-sema. "p-queue (timeout)": p-queue with a
+per-task timeout, the feature-equivalent peer.
 
 ${table(["edgeshed / peer", ...paths], rows)}
 
-Memory (case 4): ${mem} (goal ≤ 292 B).${
+Memory (case 4): ${mem} (goal for a fresh instance: ≤ p-limit's).${
     summary["tower-on-wasm"]
       ? ""
       : ` tower-on-wasm (\`benches/tower-wasm/\`) was not built in this run;
@@ -345,7 +355,10 @@ if (process.argv.includes("--check")) {
   } catch {
     current = "";
   }
-  if (current !== text) {
+  // Without the history to tell, the staleness sentences are left out of the comparison.
+  const same = stalenessUnknown ? withoutStaleness(current) === withoutStaleness(text) : current === text;
+  if (stalenessUnknown) console.log("BENCHMARKS.md: no git history for some builds here; their staleness is not checked");
+  if (!same) {
     const a = current.split("\n");
     const b = text.split("\n");
     const i = a.findIndex((line, k) => line !== b[k]);

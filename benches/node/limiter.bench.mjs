@@ -1,5 +1,5 @@
-// edgeshed's npm `Limiter` (wasm, through pkg/node.js) vs p-limit, p-queue 9
-// and cockatiel's bulkhead (when installed, see peers.mjs) and vs tower 0.5
+// edgeshed's npm `Limiter` (wasm, through pkg/node.js) vs p-limit, p-queue 10,
+// the fast queues of fast-peers.mjs and cockatiel's bulkhead (when installed, see peers.mjs) and vs tower 0.5
 // on wasm (benches/tower-wasm, when built), in one Node.js process: per-task
 // overhead uncontended, contended and on the shed path, and memory per
 // queued waiter. Ratios are medians of per-round ratios.
@@ -29,6 +29,7 @@ import pLimit from "p-limit";
 import { assert, deferred, makeGroup, median } from "./harness.mjs";
 import { memory } from "./memory.mjs";
 import { loadBefore, loadCockatiel, loadPQueue, shedWhen } from "./peers.mjs";
+import { FAST_PEERS } from "./fast-peers.mjs";
 
 // p-queue 9 and cockatiel's bulkhead (see peers.mjs for where they load from).
 const pq = await loadPQueue();
@@ -64,15 +65,19 @@ if (typeof globalThis.gc !== "function") {
 
 const ROUNDS = QUICK ? 3 : 7;
 const UNCONTENDED_OPS = QUICK ? 20_000 : 200_000;
-const QUEUED = 10_000; // tasks submitted at once in the contended case
-const CONTENDED_BATCHES = QUICK ? 1 : 5;
+const QUEUED = 100_000; // tasks submitted at once in the contended case
+const CONTENDED_BATCHES = QUICK ? 1 : 2;
 const SHED_OPS = QUICK ? 20_000 : 200_000;
 const LIMIT = 8;
 const WAITERS = 10_000;
 const QUEUE_TIMEOUT_MS = 600_000; // never fires within a run
 const group = makeGroup({ rounds: ROUNDS, only: ONLY });
 
-const work = () => 1;
+// The task of the uncontended and shed cases: it returns a settled promise
+// (one made once, so no case pays for its allocation), as an async task
+// would; @henrygd/queue calls .then on whatever a task returns.
+const RESOLVED = Promise.resolve(1);
+const work = () => RESOLVED;
 
 // ---------------------------------------------------- 1. uncontended ---
 
@@ -86,6 +91,13 @@ async function uncontended() {
   const check = (sum) => assert(sum === UNCONTENDED_OPS, `all ${UNCONTENDED_OPS} calls returned`);
   return group("1. uncontended: `await limiter(fn)` one at a time, limit 1,000,000", [
     { label: "baseline (await fn() wrapped in a promise)", ops: UNCONTENDED_OPS, run: loop(() => Promise.resolve(work())), check },
+    ...FAST_PEERS.map((p) => ({
+      label: p.name,
+      ops: UNCONTENDED_OPS,
+      setup: () => p.make(1_000_000),
+      run: (q) => loop(() => q.run(work))(),
+      check,
+    })),
     ...editions((L, name) => ({
       label: `${name} Limiter.run`,
       ops: UNCONTENDED_OPS,
@@ -150,6 +162,7 @@ async function contended() {
   for (const [name, make] of [
     ["edgeshed", () => { const l = esLimiter(); return (fn) => l.run(fn); }],
     ["p-limit", () => pLimit(LIMIT)],
+    ...FAST_PEERS.map((p) => [p.name, () => p.make(LIMIT).run]),
     ...ifPQueue(["p-queue", () => { const q = new pq.PQueue({ concurrency: LIMIT }); return (fn) => q.add(fn); }]),
     ...ifCockatiel(["cockatiel", () => { const b = ck.bulkhead(LIMIT, QUEUED); return (fn) => b.execute(fn); }]),
     ...ifTower(["tower", () => { const l = new tower.TowerLimiter(LIMIT, false); return (fn) => l.run(fn); }]),
@@ -167,13 +180,14 @@ async function contended() {
   return group(`2. contended: limit ${LIMIT}, ${QUEUED.toLocaleString("en")} tasks submitted at once (× ${CONTENDED_BATCHES}), each yields once`, [
     { label: "baseline (no limiter)", ops, run: batch(() => t.task()), check },
     ...editions((L, name) => ({
-      label: `${name} Limiter.run (maxQueue 10000)`,
+      label: `${name} Limiter.run (maxQueue ${QUEUED})`,
       ops,
       setup: () => esLimiter(L),
       run: (l) => batch(() => l.run(t.task))(),
       check,
     })),
     { label: "p-limit", ops, setup: () => pLimit(LIMIT), run: (l) => batch(() => l(t.task))(), check },
+    ...FAST_PEERS.map((p) => ({ label: p.name, ops, setup: () => p.make(LIMIT), run: (q) => batch(() => q.run(t.task))(), check })),
     ...ifPQueue({
       label: "p-queue (unbounded)",
       ops,
@@ -189,7 +203,7 @@ async function contended() {
       check,
     }),
     ...ifCockatiel({
-      label: "cockatiel bulkhead(8, 10000)",
+      label: `cockatiel bulkhead(8, ${QUEUED})`,
       ops,
       setup: () => ck.bulkhead(LIMIT, QUEUED),
       run: (b) => batch(() => b.execute(t.task))(),
@@ -285,6 +299,13 @@ async function overload() {
         await holder;
       },
     },
+    ...FAST_PEERS.map((p) => ({
+      label: `${p.name} + user-side check`,
+      ops: SHED_OPS,
+      ...holding(() => p.make(1), (q, fn) => q.run(fn)),
+      run: ({ l }) => loop(() => l.shed(work))(),
+      check,
+    })),
     ...ifPQueue({
       label: "p-queue + size/pending check",
       ops: SHED_OPS,
@@ -328,9 +349,10 @@ console.log(
   `edgeshed Limiter (pkg/, wasm) vs p-limit ${JSON.parse(readFileSync(new URL("../../node_modules/p-limit/package.json", import.meta.url))).version}` +
     (pq ? `, p-queue ${pq.version}` : "") +
     (ck ? `, cockatiel ${ck.version}` : "") +
+    FAST_PEERS.map((p) => `, ${p.name} ${p.version}`).join("") +
     ` — node ${process.version}, ${ROUNDS} rounds${QUICK ? " (--quick)" : ""}, median on-CPU ns/op [min–max], wall-clock median`,
 );
-const results = {};
+const results = { queued: QUEUED };
 results.memory = await memory({ pLimit, pq, ck, tower, towerWasm, WAITERS, QUEUE_TIMEOUT_MS, work }); // first, while the wasm instance is fresh
 results.uncontended = await uncontended();
 results.contended = await contended();
@@ -347,16 +369,19 @@ const ratio = (g, a, b) => perRound(g, a, b, (x, y) => x / y);
 const net = (g, a, b, base) => (g[base] ? perRound(g, a, b, (x, y, i) => (x - g[base].rounds[i]) / (y - g[base].rounds[i])) : NaN);
 const PATHS = [
   ["uncontended", results.uncontended, "edgeshed Limiter.run", "baseline (await fn() wrapped in a promise)"],
-  ["contended", results.contended, "edgeshed Limiter.run (maxQueue 10000)", "baseline (no limiter)"],
+  ["contended", results.contended, `edgeshed Limiter.run (maxQueue ${QUEUED})`, "baseline (no limiter)"],
   ["overload (shed)", results.overload, "edgeshed Limiter.run (maxQueue 0)", "baseline (Promise.reject(new Error))"],
 ];
-// Per peer: the case label on each path and the goal (issue 15; tower's from issue 6; none stated for cockatiel).
+// Per peer: the case label on each path and the goal (issue 32: at most the fast queues' time on both
+// paths, half of p-limit's and p-queue's, and the shed path half of a user-side refusal; tower's from
+// issue 6; none stated for cockatiel).
 const PEERS = [
-  ...(Before ? [["edgeshed before", ["edgeshed before Limiter.run", "edgeshed before Limiter.run (maxQueue 10000)", "edgeshed before Limiter.run (maxQueue 0)"], [1.0, 1.0, 1.0]]] : []),
-  ["p-limit", ["p-limit", "p-limit", "p-limit + activeCount check"], [0.7, 1.0, 0.5]],
+  ...(Before ? [["edgeshed before", ["edgeshed before Limiter.run", `edgeshed before Limiter.run (maxQueue ${QUEUED})`, "edgeshed before Limiter.run (maxQueue 0)"], [1.0, 1.0, 1.0]]] : []),
+  ...FAST_PEERS.map((p) => [p.name, [p.name, p.name, `${p.name} + user-side check`], [1.0, 1.0, 0.5]]),
+  ["p-limit", ["p-limit", "p-limit", "p-limit + activeCount check"], [0.5, 0.5, 0.5]],
   ...ifPQueue(["p-queue", ["p-queue", "p-queue (unbounded)", "p-queue + size/pending check"], [0.5, 0.5, 0.5]]),
   ...ifPQueue(["p-queue (timeout)", [null, "p-queue (timeout 600000 per task)", null], [null, 0.5, null]]),
-  ...ifCockatiel(["cockatiel", ["cockatiel bulkhead", "cockatiel bulkhead(8, 10000)", "cockatiel bulkhead(1, 0)"], [null, null, null]]),
+  ...ifCockatiel(["cockatiel", ["cockatiel bulkhead", `cockatiel bulkhead(8, ${QUEUED})`, "cockatiel bulkhead(1, 0)"], [null, null, null]]),
   ...ifTower(["tower-on-wasm", ["tower ConcurrencyLimit (wasm)", "tower ConcurrencyLimit (wasm, unbounded)", "tower LoadShed+ConcurrencyLimit (wasm)"], [0.7, 0.7, 0.7]]),
 ];
 results.summary = {};

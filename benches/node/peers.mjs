@@ -33,7 +33,8 @@ function locate(name) {
   return null;
 }
 
-async function load(name) {
+/** `{ mod, version }` of the peer package `name`, or null when not installed. */
+export async function loadPeer(name) {
   const found = locate(name);
   if (!found) return null;
   const mod = await import(pathToFileURL(found.file).href);
@@ -42,13 +43,13 @@ async function load(name) {
 
 /** `{ PQueue, version }` or null. */
 export async function loadPQueue() {
-  const p = await load("p-queue");
+  const p = await loadPeer("p-queue");
   return p && { PQueue: p.mod.default, version: p.version };
 }
 
 /** `{ bulkhead, BulkheadRejectedError, version }` or null (the CommonJS build: its ESM build has extensionless imports). */
 export async function loadCockatiel() {
-  const c = await load("cockatiel");
+  const c = await loadPeer("cockatiel");
   if (!c) return null;
   const m = c.mod.bulkhead ? c.mod : c.mod.default;
   return { bulkhead: m.bulkhead, BulkheadRejectedError: m.BulkheadRejectedError, version: c.version };

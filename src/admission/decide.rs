@@ -12,6 +12,33 @@ use crate::Key;
 use core::time::Duration;
 
 impl<C: Clock> Admission<C> {
+    /// Admits a call of `criticality` for `key` (with its fair-queueing
+    /// `weight`) if a permit is free for it now, as
+    /// [`admit_call`](Self::admit_call) would at once; `None`, with nothing
+    /// counted, when it would not (no free permit or share, or a rate limit
+    /// to check), so the caller can still make the call the whole way.
+    pub fn try_admit_keyed(
+        &self,
+        criticality: Criticality,
+        key: &Key,
+        weight: u32,
+    ) -> Option<crate::semaphore::Permit> {
+        if self.rate.is_some() {
+            return None;
+        }
+        let shared = &self.shared;
+        let permit = shared
+            .semaphore
+            .try_acquire_keyed(criticality, key, weight)
+            .ok()?;
+        shared.saw(Some(key));
+        shared.counters.admitted.add(criticality);
+        if matches!(shared.discipline, QueueDiscipline::Codel { .. }) {
+            shared.semaphore.note_idle();
+        }
+        Some(permit)
+    }
+
     /// The first step of admission, run synchronously: admitted, rejected, or
     /// a [`Queued`] wait to poll. In order: a passed deadline (504), the rate
     /// limit (429), a free slot for the call's criticality, then the policy.

@@ -10,6 +10,7 @@
 //! there are calls in flight or waiting.
 
 use super::buffers::{shrink, FLOOR};
+use crate::key::DigestState;
 use crate::Key;
 use core::num::NonZeroU32;
 use std::collections::HashMap;
@@ -66,7 +67,7 @@ impl Entry {
 pub(crate) struct KeyTable {
     entries: Vec<Option<Entry>>,
     free: Vec<usize>,
-    index: HashMap<Key, KeySlot>,
+    index: HashMap<Key, KeySlot, DigestState>,
     /// Permits held by keyed calls.
     keyed_holding: usize,
 }
@@ -76,7 +77,7 @@ impl Default for KeyTable {
         Self {
             entries: vec![Some(Entry::new(None, 1))],
             free: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             keyed_holding: 0,
         }
     }

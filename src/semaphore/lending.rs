@@ -69,7 +69,11 @@ impl Inner {
     /// the ranks below the one seen.
     fn take_sightings(&self, queue: &mut Queue) {
         for seen in [Criticality::Critical, Criticality::Default] {
-            if self.sighted[seen].swap(0, Ordering::Relaxed) != 0 {
+            // A load first: a clear flag costs no read-modify-write (a sight
+            // noted right after the load is counted at the next arrival, as
+            // if it came after this one).
+            let sighted = &self.sighted[seen];
+            if sighted.load(Ordering::Relaxed) != 0 && sighted.swap(0, Ordering::Relaxed) != 0 {
                 for lower in Criticality::ALL.into_iter().filter(|&lower| lower < seen) {
                     queue.quiet[lower] = 0;
                 }

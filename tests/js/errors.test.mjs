@@ -188,27 +188,30 @@ test("a run that throws synchronously leaves no stack capture pending for an enc
   const holder = full.run(() => gate.promise);
   await freshMillisecond();
   // A shed whose rejection cannot be made: its error is queued for the caller's
-  // stack, then `Promise.reject` throws and `run` with it, synchronously.
-  const reject = Promise.reject;
+  // stack, then making the rejected promise (glue.js `rejectAfterAwait`, a
+  // `then` whose callback throws the error) throws, and `run` with it,
+  // synchronously.
+  const then = Promise.prototype.then;
   let pending;
   let thrown;
-  let result;
-  Promise.reject = function (error) {
-    pending = error;
-    throw new Error("no rejection today");
-  };
-  try {
-    result = outer.run(function enclosingTask() {
+  const result = outer.run(function enclosingTask() {
+    Promise.prototype.then = function (onFulfilled) {
       try {
-        full.run(() => 1);
+        onFulfilled();
       } catch (error) {
-        thrown = error;
+        pending = error;
       }
-      return "outer";
-    });
-  } finally {
-    Promise.reject = reject;
-  }
+      throw new Error("no rejection today");
+    };
+    try {
+      full.run(() => 1);
+    } catch (error) {
+      thrown = error;
+    } finally {
+      Promise.prototype.then = then;
+    }
+    return "outer";
+  });
   assert.equal(await result, "outer");
   assert.equal(thrown?.message, "no rejection today", "the inner run threw synchronously");
   assert.ok(pending instanceof OverloadedError, String(pending));

@@ -4,7 +4,8 @@
 // `fetch` bodies still sweeps them after others ended.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import "./support/link-package.mjs";
+import { spawnSync } from "node:child_process";
+import { ROOT } from "./support/link-package.mjs";
 import { deferred } from "./support/helpers.mjs";
 
 const { Limiter, OverloadedError, DeadlineError } = await import("edgeshed");
@@ -85,5 +86,70 @@ describe("the shed path's errors", () => {
     assert.equal(new DeadlineError().message, "deadline expired");
     assert.equal(new DeadlineError().name, "DeadlineError");
     assert.equal(new DeadlineError().status, 504);
+  });
+});
+
+// `run`'s fast start (crates/edgeshed-js/src/call/free.rs): a call without a
+// signal or deadline that finds a free slot is admitted by one number-returning
+// call into the wasm; it must count exactly as the whole path counts it.
+describe("run's fast start", () => {
+  test("a keyed call admitted at once holds its key's share: a third call of that key is refused while another key waits", async () => {
+    const limiter = new Limiter({ maxInFlight: 2, maxQueue: 4, queueTimeoutMs: LONG });
+    const gate = deferred();
+    const a1 = limiter.run(() => gate.promise, { key: "a" });
+    const a2 = limiter.run(() => gate.promise, { key: "a" });
+    assert.equal(limiter.stats().inFlight, 2);
+    const b = limiter.run(() => "b", { key: "b" });
+    assert.equal(limiter.stats().queued, 1, "b waits");
+    // a holds both slots, over its share of 1 while b waits: 429 at once.
+    await assert.rejects(limiter.run(() => "a3", { key: "a" }), (error) => error.status === 429 && error.reason === "fair_share");
+    gate.resolve(0);
+    assert.deepEqual(await Promise.all([a1, a2, b]), [0, 0, "b"]);
+    const stats = limiter.stats();
+    assert.equal(stats.inFlight, 0);
+    assert.equal(stats.admitted, 3);
+    assert.equal(stats.fairShareRefused, 1);
+  });
+
+  test("a call that names its criticality puts the default reserve in place, as on the whole path", async () => {
+    const limiter = new Limiter({ maxInFlight: 10 });
+    const before = limiter.stats().reserve;
+    assert.equal(await limiter.run(() => 1, { criticality: "critical" }), 1);
+    assert.notDeepEqual(limiter.stats().reserve, before, "the default reserve applies once a call names its criticality");
+    assert.equal(limiter.stats().byCriticality.critical.admitted, 1);
+  });
+
+  test("every way a task ends returns its permit: value, promise, rejection, synchronous throw", async () => {
+    const limiter = new Limiter({ maxInFlight: 1, maxQueue: 0 });
+    assert.equal(await limiter.run(() => 1), 1);
+    assert.equal(await limiter.run(async () => 2), 2);
+    await assert.rejects(limiter.run(async () => Promise.reject(new Error("no"))), /no/);
+    await assert.rejects(
+      limiter.run(() => {
+        throw new Error("thrown");
+      }),
+      /thrown/,
+    );
+    assert.equal(limiter.stats().inFlight, 0);
+    assert.equal(await limiter.run(() => "still admitted"), "still admitted");
+    assert.equal(limiter.stats().shed, 0);
+  });
+
+  test("an engine without Error.captureStackTrace (not V8) still runs, sheds and returns every permit", () => {
+    const script = `
+      delete Error.captureStackTrace;
+      const { Limiter, OverloadedError } = await import("edgeshed");
+      const l = new Limiter({ maxInFlight: 1 });
+      let open; const held = l.run(() => new Promise((r) => (open = r)));
+      const shed = await l.run(() => 1).catch((e) => e);
+      if (!(shed instanceof OverloadedError) || shed.status !== 503) throw new Error("no shed: " + shed);
+      open(5);
+      if ((await held) !== 5 || (await l.run(() => 6)) !== 6) throw new Error("wrong results");
+      if (l.stats().inFlight !== 0 || l.stats().shed !== 1) throw new Error(JSON.stringify(l.stats()));
+      console.log("ok");
+    `;
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 30_000 });
+    assert.equal(child.status, 0, child.stderr);
+    assert.equal(child.stdout.trim(), "ok");
   });
 });

@@ -2,6 +2,7 @@
 // as one module (one file in the package, one request in a browser).
 // Nothing here may throw into Rust unless its import is marked `catch`.
 import { CALL } from "./options-schema.js";
+import { callFacts, callKey } from "./call-options.js";
 
 // --- src/errors.rs ---
 /**
@@ -98,12 +99,28 @@ function placeStacks(depth, entry) {
   while (unplaced.length > depth) Error.captureStackTrace(unplaced.pop(), entry);
   Error.stackTraceLimit = limit;
 }
-/** Called by the package's entries with `Limiter.prototype`. */
+/**
+ * Called by the package's entries with `Limiter.prototype`: `run`'s fast
+ * start (src/call/free.rs), and a refusal's stack from the caller's call
+ * where the engine can capture one (V8).
+ */
 export function wrapEntryPoints(proto) {
-  if (wrapped || typeof Error.captureStackTrace !== "function") return;
-  wrapped = true;
+  if (proto.run.wrapped) return;
+  const stacks = typeof Error.captureStackTrace === "function";
+  wrapped = stacks;
   const { run: limitedRun, fetch: limitedFetch } = proto;
   proto.run = function run(task, options) {
+    // A call without a signal or a deadline that finds a free slot:
+    // src/call/free.rs. Invalid options take the whole path, which reads
+    // them again and rejects.
+    if (typeof task === "function") {
+      const facts = options === undefined ? NO_OPTIONS : callFacts(options, true);
+      if (facts >= 0 && facts < WITHOUT_DEADLINE && (facts & HAS_SIGNAL) === 0) {
+        const id = this.__takeFree(facts, (facts & HAS_KEY) === 0 ? undefined : callKey());
+        if (id >= 0) return runFree(task, id, (this.__release ??= this.__releaseFree()));
+      }
+    }
+    if (!stacks) return limitedRun.call(this, task, options);
     const depth = unplaced.length;
     let promise;
     try {
@@ -115,6 +132,8 @@ export function wrapEntryPoints(proto) {
     if (unplaced.length > depth) placeStacks(depth, run);
     return promise;
   };
+  proto.run.wrapped = true;
+  if (!stacks) return;
   proto.fetch = function fetch(input, init) {
     const depth = unplaced.length;
     let promise;
@@ -152,13 +171,34 @@ function shedMessage(limit, maxQueue, ceiling, rank) {
 // A promise rejected with a new OverloadedError for a call shed at once:
 // the shed path's one crossing.
 export function shedRejection(limit, maxQueue, ceiling, rank) {
+  // The message of the last shed, kept while the four facts stay the same
+  // (a limit that sheds, sheds many calls in a row with the same message).
+  if (limit !== shed.limit || maxQueue !== shed.maxQueue || ceiling !== shed.ceiling || rank !== shed.rank) {
+    shed.message = shedMessage(limit, maxQueue, ceiling, rank);
+    shed.limit = limit;
+    shed.maxQueue = maxQueue;
+    shed.ceiling = ceiling;
+    shed.rank = rank;
+  }
   // Inline (no closure, no try: the constructor cannot throw).
   const stackLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
-  const error = new OverloadedError(shedMessage(limit, maxQueue, ceiling, rank));
+  const error = new OverloadedError(shed.message);
   Error.stackTraceLimit = stackLimit;
   if (stackBudget()) unplaced.push(error);
-  return Promise.reject(error);
+  return rejectAfterAwait(error);
+}
+const shed = { limit: -1, maxQueue: -1, ceiling: -1, rank: -1, message: "" };
+const SETTLED = Promise.resolve();
+// A promise that rejects with `error` one microtask from now, once the
+// caller's `await` or `.catch` is attached: Node.js then has no rejection to
+// track as unhandled and later handled, which was a fifth of a shed's time
+// (process/promises `handledRejection`, CPU profile of the shed path).
+// Still reported as unhandled if nobody ever handles it.
+function rejectAfterAwait(error) {
+  return SETTLED.then(() => {
+    throw error;
+  });
 }
 // A RateLimitedError: "fair_share" when `retryAfterMs` < 0, else "rate".
 // For a call refused later, with the stack of `site` (rateLimitedErrorAt);
@@ -330,6 +370,31 @@ export function releaseWhenSettled(value, id, release) {
     release(id, false);
     return Promise.reject(error);
   }
+}
+
+// callFacts's number (call-options.js): no options at all; the facts of
+// options without a deadline are below WITHOUT_DEADLINE; the signal's and
+// the key's bits.
+const NO_OPTIONS = 3;
+const WITHOUT_DEADLINE = 16 * CALL.fairWeight.max;
+const HAS_SIGNAL = 4;
+const HAS_KEY = 8;
+// `run(fn)` admitted by `__takeFree` (src/call/free.rs): what call_holding
+// (run.rs) does for the whole path, here without crossing into the wasm until
+// the release.
+function runFree(task, id, release) {
+  let returned;
+  try {
+    returned = task();
+  } catch (error) {
+    release(id, true, error);
+    return Promise.reject(error);
+  }
+  if (returned === null || (typeof returned !== "object" && typeof returned !== "function")) {
+    release(id, false);
+    return Promise.resolve(returned);
+  }
+  return releaseWhenSettled(returned, id, release);
 }
 
 export function settleHolding(value, id, release, resolve, reject) {

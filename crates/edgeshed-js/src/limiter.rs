@@ -173,4 +173,20 @@ impl Limiter {
     pub fn stats_js(&self) -> NotInlined<JsValue> {
         Ok(self.stats())
     }
+
+    /// glue.js's fast start of `run(fn, options)` (`call/free.rs`), with
+    /// the options' `callFacts` and key: the id of a free permit held for
+    /// it, or -1.
+    /// Not part of the API.
+    #[wasm_bindgen(js_name = __takeFree)]
+    pub fn take_free(&self, facts: f64, key: Option<String>) -> f64 {
+        super::call::take_free(&self.admission, &self.counters, facts, key)
+    }
+
+    /// The release function of the permits `__takeFree` holds. Not part of
+    /// the API.
+    #[wasm_bindgen(js_name = __releaseFree)]
+    pub fn release_free(&self) -> NotInlined<JsValue> {
+        Ok(super::call::release_function(&self.counters))
+    }
 }

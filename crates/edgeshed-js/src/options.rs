@@ -140,6 +140,14 @@ pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions
     if facts < 0.0 {
         return Err(call_error());
     }
+    Ok(options_of_facts(facts, &call_key))
+}
+
+/// The options `callFacts` read as `facts` (a number it returned, not -1):
+/// the signal is fetched from call-options.js, which keeps it, the key from
+/// `key()` when the facts say there is one.
+/// (`dyn`: one copy of this function in the wasm for both callers.)
+pub(crate) fn options_of_facts(facts: f64, key: &dyn Fn() -> String) -> CallOptions {
     // An integer below 2^46: exact in an f64 and a u64.
     let facts = facts as u64;
     let rank = criticality_at(facts % 4);
@@ -148,12 +156,12 @@ pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions
     let signal = (facts / 4 % 2 == 1).then(call_signal);
     let key = (facts / 8 % 2 == 1).then(|| {
         edgeshed_wasm::seed_keys();
-        Key::from(call_key())
+        Key::from(key())
     });
     let weights = u64::from(Call::MAX_WEIGHT);
     let weight = facts / 16 % weights + 1;
     let deadline = (facts / 16 / weights).checked_sub(1);
-    Ok(CallOptions {
+    CallOptions {
         signal,
         deadline: deadline.map(Duration::from_millis),
         criticality: rank.unwrap_or_default(),
@@ -161,5 +169,5 @@ pub(crate) fn call_options(object: &JsValue, strict: bool) -> Result<CallOptions
         key,
         // At most Call::MAX_WEIGHT, by the modulo.
         weight: weight as u32,
-    })
+    }
 }

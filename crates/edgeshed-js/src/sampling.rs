@@ -205,6 +205,16 @@ impl Running {
         self.hand_over_as(false, f)
     }
 
+    /// The `release` that [`hand_over`](Self::hand_over) gives a call of a
+    /// limiter with (`sampled`) or without an adaptive limit.
+    pub(crate) fn release_function(sampled: bool) -> JsValue {
+        if sampled {
+            FINISH.with(|finish| finish.as_ref().clone())
+        } else {
+            edgeshed_wasm::held::with_release(JsValue::clone)
+        }
+    }
+
     /// [`hand_over`](Self::hand_over), or with `body` [`hand_over_body`](Self::hand_over_body).
     fn hand_over_as<T>(self, body: bool, f: impl FnOnce(f64, &JsValue) -> T) -> T {
         let Some((sampler, started)) = self.sample else {

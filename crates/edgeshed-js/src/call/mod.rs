@@ -14,9 +14,11 @@
 //! `stats().abandoned`).
 
 mod fetch;
+mod free;
 mod run;
 
 pub(crate) use fetch::fetch;
+pub(crate) use free::{release_function, take_free};
 pub(crate) use run::run;
 
 use crate::counters::CallCounters;

@@ -52,6 +52,12 @@ pub(crate) fn run(
                 Running::new(counters.lease(permit), counters.sampler.as_ref()),
             )
         }
+        // Waiting with nothing to race: the smaller task (its future is
+        // kept for every queued call; the racing one is several times it).
+        admitting if deadline.is_none() && options.signal.is_none() => {
+            let caller = admitting.caller(call, admission);
+            spawn(run_queued(task, (admitting, caller), Rc::clone(counters)))
+        }
         admitting => {
             let caller = admitting.caller(call, admission);
             spawn(run_admitting(
@@ -114,7 +120,27 @@ fn call_holding(task: &js_sys::Function, running: Running) -> js_sys::Promise {
     }
 }
 
-/// `run` for a call that waits for admission, or races a deadline or signal.
+/// `run` for a call that waits for admission with neither a deadline nor a
+/// signal: once admitted there is nothing to race, so the task ends there,
+/// and the call's settlement settles its promise and returns the permit.
+async fn run_queued(
+    task: js_sys::Function,
+    (admitting, caller): (Admitting, Caller),
+    counters: Rc<CallCounters>,
+) -> Result<JsValue, JsValue> {
+    let permit = finish_admission(admitting, None, &caller, &counters).await?;
+    let running = Running::new(permit, counters.sampler.as_ref());
+    Ok(match hand_over_settlement() {
+        Some((resolve, reject)) => {
+            call_settling(&task, running, &resolve, &reject);
+            JsValue::UNDEFINED
+        }
+        None => call_holding(&task, running).into(),
+    })
+}
+
+/// `run` for a call that races a deadline or a signal (waiting for
+/// admission first, or admitted at once).
 async fn run_admitting(
     task: js_sys::Function,
     options: CallOptions,
@@ -124,17 +150,6 @@ async fn run_admitting(
 ) -> Result<JsValue, JsValue> {
     let permit = finish_admission(admitting, options.signal.clone(), &caller, &counters).await?;
     let running = Running::new(permit, counters.sampler.as_ref());
-    if deadline.is_none() && options.signal.is_none() {
-        // Nothing to race once admitted: the task ends here, and the call's
-        // settlement settles its promise and returns the permit.
-        return Ok(match hand_over_settlement() {
-            Some((resolve, reject)) => {
-                call_settling(&task, running, &resolve, &reject);
-                JsValue::UNDEFINED
-            }
-            None => call_holding(&task, running).into(),
-        });
-    }
     // The task's own signal, aborted at the deadline or with the caller's signal.
     let controller = AbortController::new()?;
     let returned = match task.call1(&JsValue::UNDEFINED, &controller.signal()) {
