@@ -25,13 +25,15 @@ export function staleness(root, name, entry) {
   if (git(root, ["cat-file", "-e", `${entry.build}^{commit}`]) === null) {
     return { state: "unknown", note: `(Whether this table is stale is unknown here: build \`${entry.build}\` is not in this clone's history.)` };
   }
-  const last = git(root, ["log", "-1", "--format=%h %cs", `${entry.build}..HEAD`, "--", ...entry.measures]);
-  if (last === null) return { state: "unknown", note: "(Whether this table is stale is unknown here: git log failed.)" };
-  if (last === "") return { state: "current", note: "" };
-  const [sha, date] = last.split(" ");
+  // The first change after the build, not the last: the sentence then stays
+  // the same from the commit that made the table stale until it is re-run.
+  const changes = git(root, ["log", "--reverse", "--format=%h %cs", `${entry.build}..HEAD`, "--", ...entry.measures]);
+  if (changes === null) return { state: "unknown", note: "(Whether this table is stale is unknown here: git log failed.)" };
+  if (changes === "") return { state: "current", note: "" };
+  const [sha, date] = changes.split("\n")[0].split(" ");
   return {
     state: "stale",
-    note: `**Stale:** the code this table measures changed after its build (last in \`${sha}\`, ${date}); re-run its command to refresh it.`,
+    note: `**Stale:** the code this table measures changed after its build (first in \`${sha}\`, ${date}); re-run its command to refresh it.`,
   };
 }
 

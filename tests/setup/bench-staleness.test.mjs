@@ -45,6 +45,9 @@ test("a table goes stale when the code it measures changes after its build, not 
   assert.match(stale.note, new RegExp(`^\\*\\*Stale:\\*\\* .*\`${change}\``), stale.note);
   // Re-measured at the change: current again.
   assert.equal(staleness(r.dir, "core.json", { ...entry, build: change }).state, "current");
+  // A later change leaves the sentence as it was (it names the first change).
+  r.commit("benches/core/main.rs", "later");
+  assert.equal(staleness(r.dir, "core.json", entry).note, stale.note);
 });
 
 test("a build missing from the history makes staleness unknown, and the comparison leaves those sentences out", (t) => {
