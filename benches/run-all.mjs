@@ -10,6 +10,8 @@
 //   1. native core      cargo bench --bench core            (benches/core/)
 //   2. Node.js          node --expose-gc benches/node/limiter.bench.mjs
 //   2b. Node.js fetch   node --expose-gc benches/node/fetch.mjs
+//   2c. call options    node --expose-gc benches/node/criticality.mjs
+//   2d. rate check      node --expose-gc benches/node/rate.mjs
 //   3. size/start-up    node benches/size.mjs
 //   4. workerd e2e      node benches/e2e/run.mjs
 //   5. workerd CPU      node benches/e2e/cpu.mjs
@@ -84,6 +86,10 @@ if (!SKIP.has("node")) {
 }
 if (!SKIP.has("fetch")) {
   run("2b. Node.js: Limiter.fetch vs fetch (undici)", process.execPath, ["--expose-gc", "benches/node/fetch.mjs", ...quick, ...before, "--json", join(out, "node-fetch.json")]);
+}
+if (!SKIP.has("node")) {
+  run("2c. Node.js: call options ({ criticality }, { criticality, key }) vs a plain run", process.execPath, ["--expose-gc", "benches/node/criticality.mjs", ...quick, "--json", join(out, "node-criticality.json")]);
+  run("2d. Node.js: the rate check", process.execPath, ["--expose-gc", "benches/node/rate.mjs", ...quick, "--json", join(out, "node-rate.json")]);
 }
 if (!SKIP.has("size")) run("3. size and start-up", process.execPath, ["benches/size.mjs", ...quick, "--json", join(out, "size.json")]);
 if (!SKIP.has("e2e")) run("4. end to end on workerd", process.execPath, ["benches/e2e/run.mjs", ...quick, "--json", join(out, "e2e.json")]);

@@ -178,13 +178,22 @@ function cpu() {
     ["edgeshed worker / previous build", `**${f(s.edgeshedOverBefore)}**`],
   ];
   if (s.msPerResponse) for (const [name, ms] of Object.entries(s.msPerResponse)) rows.push([`${name}, ms per response`, f(ms, 3)]);
+  const goal = (ratio) => `≤ 1.15 ${ratio <= 1.15 ? "✓" : "✗"}`;
+  rows[0].push(goal(s.edgeshedOverFloor));
+  for (const row of rows.slice(1)) row.push("");
+  if (s.proxied) {
+    rows.push(["proxied: edgeshed worker / plain JS proxy worker", `**${f(s.proxied.edgeshedOverPlain)}**`, goal(s.proxied.edgeshedOverPlain)]);
+    if (s.proxied.beforeOverPlain != null) rows.push(["proxied: previous build / plain JS proxy worker", f(s.proxied.beforeOverPlain), ""]);
+    for (const [name, ms] of Object.entries(s.proxied.msPerResponse)) rows.push([`proxied: ${name}, ms per response`, f(ms, 3), ""]);
+  }
   return `## workerd: CPU per response
 
-\`benches/e2e/cpu.mjs\`: workerd's user + system CPU per response under closed-loop overload (~94 % shed 503s),
-the edgeshed worker beside the floor worker (and \`--before DIR\`: an older build), median of the per-round
-ratios over ${rounds} alternating rounds.
+\`benches/e2e/cpu.mjs\`: workerd's user + system CPU per response, median of the per-round ratios over ${rounds}
+alternating rounds. Under closed-loop overload (~94 % shed 503s): the edgeshed worker beside the floor worker
+(and \`--before DIR\`: an older build). Proxied: a prefix route with room for every request (origin 64 at once
+in 1 ms, 16 connections) beside a plain JS proxy worker (\`return fetch(origin + path)\`).
 
-${table(["ratio", "median"], rows)}
+${table(["ratio", "median", "goal"], rows)}
 
 ${source("cpu.json")}
 `;

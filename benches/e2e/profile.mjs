@@ -10,6 +10,8 @@
 //   node benches/e2e/profile.mjs --floor         # the floor worker (503 at once), for scale
 //   node benches/e2e/profile.mjs --dist DIR      # another build of dist/worker
 //   node benches/e2e/profile.mjs --adaptive gradient2   # adaptive origin limits instead of 4
+//   node benches/e2e/profile.mjs --proxied       # cpu.mjs's proxied case: a prefix route with room for
+//       every request (origin p, 64 at once in 1 ms, 16 connections); with --floor, the plain JS proxy
 //
 // Needs dist/worker (scripts/build-worker.sh). The profile file opens in
 // Chrome DevTools (Performance → load profile).
@@ -32,14 +34,25 @@ const DIST = opt("--dist", null);
 const ADAPTIVE = opt("--adaptive", null);
 const FLOOR_SCRIPT = `export default { fetch() { return new Response('{"error":"overloaded"}', { status: 503, headers: { "retry-after": "1" } }); } };`;
 
-const origins = await startOrigins({ names: ["a", "b"], concurrency: 4, latencyMs: 50 });
-const limit = ADAPTIVE ? { adaptive: { algorithm: ADAPTIVE } } : { maxInFlight: 4 };
+const PROXIED = args.includes("--proxied");
+const origins = PROXIED
+  ? await startOrigins({ names: ["p"], concurrency: 64, latencyMs: 1 })
+  : await startOrigins({ names: ["a", "b"], concurrency: 4, latencyMs: 50 });
+const limit = ADAPTIVE ? { adaptive: { algorithm: ADAPTIVE } } : { maxInFlight: PROXIED ? 64 : 4 };
 const origin = (name) => ({ url: origins.url(name), ...limit, maxQueue: 0, timeoutMs: 30_000 });
-const config = {
-  retryAfterSeconds: 1,
-  origins: { a: origin("a"), b: origin("b") },
-  routes: [{ path: "/aggregate", fanout: [{ origin: "a", path: "/a", required: true }, { origin: "b", path: "/b", required: true }] }],
-};
+const config = PROXIED
+  ? { origins: { p: origin("p") }, routes: [{ prefix: "/proxy/", origin: "p" }] }
+  : {
+      retryAfterSeconds: 1,
+      origins: { a: origin("a"), b: origin("b") },
+      routes: [{ path: "/aggregate", fanout: [{ origin: "a", path: "/a", required: true }, { origin: "b", path: "/b", required: true }] }],
+    };
+const PATH = PROXIED ? "/proxy/x" : "/aggregate";
+const CONNECTIONS = PROXIED ? 16 : 32;
+const PLAIN_PROXY = `export default { fetch(request, env) {
+  const url = new URL(request.url);
+  return fetch(env.ORIGIN + url.pathname.slice("/proxy".length) + url.search, { method: request.method, headers: request.headers });
+} };`;
 /** A scratch root with the worker's entry and `dist` as its dist/worker. */
 function rootWith(dist) {
   const root = mkdtempSync(join(tmpdir(), "edgeshed-profile-"));
@@ -49,14 +62,16 @@ function rootWith(dist) {
 }
 const root = DIST ? rootWith(DIST) : ROOT;
 const w = FLOOR
-  ? await startWorkerd({ script: FLOOR_SCRIPT, inspectorPort: PORT })
+  ? PROXIED
+    ? await startWorkerd({ script: PLAIN_PROXY, bindings: { ORIGIN: origins.url("p") }, inspectorPort: PORT })
+    : await startWorkerd({ script: FLOOR_SCRIPT, inspectorPort: PORT })
   : await startWorkerd({ scriptPath: join(root, "worker/index.mjs"), modulesRoot: root, bindings: { EDGESHED: config }, inspectorPort: PORT });
 
-/** `amount` requests over 32 connections; resolves with the status counts. */
+/** `amount` requests over CONNECTIONS connections; resolves with the status counts. */
 function load(amount) {
   const statuses = {};
   return new Promise((resolve, reject) => {
-    const instance = autocannon({ url: new URL("/aggregate", w.url).href, connections: 32, amount, timeout: 10 }, (error) =>
+    const instance = autocannon({ url: new URL(PATH, w.url).href, connections: CONNECTIONS, amount, timeout: 10 }, (error) =>
       error ? reject(error) : resolve(statuses),
     );
     instance.on("response", (_client, status) => (statuses[status] = (statuses[status] ?? 0) + 1));
