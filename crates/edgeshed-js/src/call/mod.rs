@@ -26,6 +26,7 @@ use crate::errors::{CallContext, Caller, Limit};
 use crate::host::closed_rejection;
 use crate::lifecycle::{Cleared, Lifecycle};
 use crate::options::CallOptions;
+use core::borrow::Borrow;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
@@ -165,6 +166,7 @@ async fn finish_admission(
         aborted: signal.map(Aborted::new),
         caller,
     };
+    // (`Wait<&Caller>`: the caller's place is used again after the wait.)
     // The wait is dropped at the end of this statement: the queue has let
     // go of the call when the lifecycle looks.
     let waited = waiting.await;
@@ -178,15 +180,33 @@ async fn finish_admission(
 }
 
 /// A queued call's wait: the abort first, then a clear, then the admission
-/// (one `poll` for `run` and `fetch`).
-struct Wait<'c> {
+/// (one `poll` for `run` and `fetch`). `C` is the caller's place, borrowed
+/// or owned (`Caller` or `&Caller`).
+struct Wait<C> {
     admit: RemoteWake<Admit<JsClock>>,
     cleared: Cleared,
     aborted: Option<Aborted>,
-    caller: &'c Caller,
+    caller: C,
 }
 
-impl Future for Wait<'_> {
+impl Wait<Caller> {
+    /// The wait of a call that `admitting` says is queued, with no signal
+    /// to race; a call admitted after all gives its permit back instead
+    /// (the `Err` side, to be used at once).
+    fn queued(admitting: Admitting, caller: Caller) -> Result<Self, Permit> {
+        match admitting {
+            Admitting::Admitted(permit) => Err(permit),
+            Admitting::Waiting(admit, cleared) => Ok(Self {
+                admit: RemoteWake::new(admit),
+                cleared,
+                aborted: None,
+                caller,
+            }),
+        }
+    }
+}
+
+impl<C: Borrow<Caller> + Unpin> Future for Wait<C> {
     type Output = Result<Permit, JsValue>;
 
     #[inline(never)]
@@ -198,9 +218,9 @@ impl Future for Wait<'_> {
             }
         }
         if Pin::new(&mut this.cleared).poll(cx).is_ready() {
-            return Poll::Ready(Err(this.caller.cleared()));
+            return Poll::Ready(Err(this.caller.borrow().cleared()));
         }
-        let caller = this.caller;
+        let caller = this.caller.borrow();
         Pin::new(&mut this.admit)
             .poll(cx)
             .map(|admitted| admitted.map_err(|error| caller.error(error)))
