@@ -96,7 +96,9 @@ fn begin(
         return Err(closed_rejection());
     }
     let call = CallContext {
-        deadline: options.deadline,
+        deadline_ms: options
+            .deadline
+            .map(|budget| u32::try_from(budget.as_millis()).unwrap_or(u32::MAX)),
         criticality: options.criticality,
         reserve: counters.reserve_for(options, admission),
     };
@@ -163,7 +165,7 @@ async fn finish_admission(
     let waiting = Wait {
         admit,
         cleared,
-        aborted: signal.map(Aborted::new),
+        aborted: signal.map(|signal| Box::new(Aborted::new(signal))),
         caller,
     };
     // (`Wait<&Caller>`: the caller's place is used again after the wait.)
@@ -185,7 +187,9 @@ async fn finish_admission(
 struct Wait<C> {
     admit: RemoteWake<Admit<JsClock>>,
     cleared: Cleared,
-    aborted: Option<Aborted>,
+    /// Boxed: 4 bytes instead of 20 in every queued call's future, most of
+    /// which have no signal (benches/node/memory.mjs).
+    aborted: Option<Box<Aborted>>,
     caller: C,
 }
 
@@ -213,7 +217,7 @@ impl<C: Borrow<Caller> + Unpin> Future for Wait<C> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         if let Some(aborted) = &mut this.aborted {
-            if let Poll::Ready(reason) = Pin::new(aborted).poll(cx) {
+            if let Poll::Ready(reason) = Pin::new(&mut **aborted).poll(cx) {
                 return Poll::Ready(Err(reason));
             }
         }
