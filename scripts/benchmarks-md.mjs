@@ -102,15 +102,17 @@ function nodeFetch() {
     ns(results[path], "fetch (undici)"),
     ns(results[path], "edgeshed Limiter.fetch"),
     `**${f(r.overPlain)}**`,
+    goalCell(r.overPlain, r.goal ?? 1.1),
     r.overBefore == null ? "–" : `**${f(r.overBefore)}**`,
   ]);
   return `## Node.js: \`Limiter.fetch\` against \`fetch\`
 
 \`benches/node/fetch.mjs\`: a body read to its end through \`Limiter.fetch\` (limit 8; its permit held until the
 last chunk is read) against Node's own \`fetch\`, from a node:http origin on 127.0.0.1 in a child process; on-CPU
-time of the client's thread per fetch; "before": the build of 37a507e in the same rounds.
+time of the client's thread per fetch; "before": the build before issue 32's work, in the same rounds (named in
+the line under the table).
 
-${table(["body, concurrency", "fetch", "Limiter.fetch", "Limiter.fetch / fetch", "Limiter.fetch / before"], rows)}
+${table(["body, concurrency", "fetch", "Limiter.fetch", "Limiter.fetch / fetch", "goal", "Limiter.fetch / before"], rows)}
 
 ${source("node-fetch.json")}
 `;
