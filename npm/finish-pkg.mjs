@@ -106,8 +106,11 @@ console.log(`  edgeshed.js glue  raw ${kib(glue.length)}  gzip ${kib(gzipSync(gl
 // that clearQueue wakes, every permit a lease that tells the lifecycle
 // when it is back, three exports): 60; on 2026-12-04 the fast start of
 // `run` (crates/edgeshed-js/src/call/free.rs, two exports and the core's try_admit_keyed: a
-// call admitted at once costs half the time) took it to 60.4: 61, until
-// issue #32 trims it.
-const goalKiB = 61;
+// call admitted at once costs half the time) took it to 60.4, and a queued
+// call's smaller future (QueuedRun) and stats' `lent` to 61.0: 62, until
+// issue #32 trims it (the largest functions: Admit::start 7.4 KB of code,
+// limiter_new's shim 6.1 KB, dlmalloc 4.8 KB; core::fmt for the errors'
+// messages about 3 KB).
+const goalKiB = 62;
 const gz = gzipSync(wasm, { level: 9 }).length;
 console.log(`  size goal: wasm gzip <= ${goalKiB} KiB: ${gz <= goalKiB * 1024 ? "met" : "MISSED"} (${kib(gz)})`);

@@ -45,20 +45,16 @@ function source(...names) {
 
 function core() {
   const { cases } = load("core.json");
-  const rows = cases.map((c) => [
-    c.case,
-    c.edgeshedNs != null ? `${f(c.edgeshedNs, 1)} vs ${f(c.towerNs, 1)}` : "–",
-    `**${f(c.ratio)}**`,
-    f(c.secondRun),
-    goalCell(c.ratio, c.goal),
-  ]);
-  return `## Native core: edgeshed vs tower 0.5.3 on tokio
+  const rows = cases.map((c) => [c.case, `**${f(c.ratio)}**`, f(c.secondRun), goalCell(c.ratio, c.goal)]);
+  return `## Native core: edgeshed vs tower 0.5.3 on tokio, the criticality path, GCRA vs governor
 
 \`benches/core/\` (\`harness = false\`): \`poll_ready\` + \`call\` + awaiting the response of an echo
-service, edgeshed's \`ConcurrencyLimit\` / \`LoadShed\` against tower's on tokio's current-thread runtime,
-median of 7 rounds of on-CPU ns/op (wall clock minus run-queue wait). Lower ratio is better for edgeshed.
+service, edgeshed's \`ConcurrencyLimit\` / \`LoadShed\` against tower's on tokio's current-thread runtime; the
+\`Admission\` paths of a call that names its criticality or a key against a plain one; edgeshed's GCRA against
+governor 0.10's \`check_key\`. Median of 7 rounds of on-CPU ns/op (wall clock minus run-queue wait); each ratio is
+edgeshed's time over the peer's (or the plain path's), lower is better; the second run is the whole bench again.
 
-${table(["case", "edgeshed vs tower ns/op", "edgeshed / tower", "second run", "goal"], rows)}
+${table(["case", "ratio", "second run", "goal"], rows)}
 
 ${source("core.json")}
 `;
@@ -106,15 +102,17 @@ function nodeFetch() {
     ns(results[path], "fetch (undici)"),
     ns(results[path], "edgeshed Limiter.fetch"),
     `**${f(r.overPlain)}**`,
+    goalCell(r.overPlain, r.goal ?? 1.1),
     r.overBefore == null ? "–" : `**${f(r.overBefore)}**`,
   ]);
   return `## Node.js: \`Limiter.fetch\` against \`fetch\`
 
 \`benches/node/fetch.mjs\`: a body read to its end through \`Limiter.fetch\` (limit 8; its permit held until the
 last chunk is read) against Node's own \`fetch\`, from a node:http origin on 127.0.0.1 in a child process; on-CPU
-time of the client's thread per fetch; "before": the build of 37a507e in the same rounds.
+time of the client's thread per fetch; "before": the build before issue 32's work, in the same rounds (named in
+the line under the table).
 
-${table(["body, concurrency", "fetch", "Limiter.fetch", "Limiter.fetch / fetch", "Limiter.fetch / before"], rows)}
+${table(["body, concurrency", "fetch", "Limiter.fetch", "Limiter.fetch / fetch", "goal", "Limiter.fetch / before"], rows)}
 
 ${source("node-fetch.json")}
 `;

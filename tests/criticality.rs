@@ -348,8 +348,16 @@ fn a_reserve_is_lent_while_no_more_critical_call_needs_it() {
         })
         .collect();
     assert_eq!(admission.stats().in_flight, 3);
+    // Stats say so: default's reserve is lent; sheddable's is not (default
+    // calls, more critical, hold permits); critical has nothing to borrow.
+    let lent = |admission: &Admission<ManualClock>| {
+        let by = admission.stats().by_criticality;
+        (by.critical.lent, by.default.lent, by.sheddable.lent)
+    };
+    assert_eq!(lent(&admission), (false, true, false));
     // A critical call finds them lent out: refused, and the loan ends.
     assert_eq!(cause(admit(Critical)), OverloadCause::Shed);
+    assert_eq!(lent(&admission), (false, false, false), "the loan ended");
     drop(held.pop());
     assert_eq!(
         cause(admit(Default)),
@@ -371,6 +379,7 @@ fn a_reserve_is_lent_while_no_more_critical_call_needs_it() {
         matches!(admit(Default), Poll::Ready(Ok(_))),
         "lent after 12 quiet arrivals"
     );
+    assert_eq!(lent(&admission), (false, true, false));
 }
 
 #[test]

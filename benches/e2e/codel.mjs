@@ -1,6 +1,7 @@
 // Issue 23's bursty arrivals, end to end on workerd: queueDiscipline "codel"
 // against "fifo" with the same queue, each also with maxQueueWait "auto"
-// (issue 31). Goal: goodput ≥ 0.9 and admitted p99
+// (issue 31), beside p-limit (workers/plimit.mjs: 4 per origin, an unbounded
+// queue, no shedding). Goal: goodput ≥ 0.9 and admitted p99
 // ≤ 2× unloaded at 1×, 3× and 10×, and with the capacity halved.
 //
 //   node benches/e2e/codel.mjs                     # both, 1×, 3×, 10×, each also halved (~4 min)
@@ -24,7 +25,7 @@ import { bursty } from "./lib/arrivals.mjs";
 import { summarize, timeline } from "./lib/measure.mjs";
 import { CAPACITY, LATENCY_MS, SLOTS, benchOptions, option, report, runAll, sequentialLatency, unloadedLatency } from "./lib/levels.mjs";
 import { startOrigins } from "./lib/origins.mjs";
-import { choose, edgeshed } from "./lib/peers.mjs";
+import { choose, edgeshed, pLimit } from "./lib/peers.mjs";
 
 const args = process.argv.slice(2);
 const OPTIONS = benchOptions(args, { levels: "1,3,10", quickLevels: "1,10" });
@@ -46,6 +47,14 @@ const CONFIGS = [
     note: `gateway, ${queue}, queueDiscipline "codel" and maxQueueWait "auto" (the configuration docs/gateway.md recommends for bursty traffic)`,
     limits: { ...LIMITS, queueDiscipline: "codel", maxQueueWait: "auto" },
   }),
+  // An adaptive origin limit instead of a fixed 4 (issue 31): the halved runs
+  // show how fast it follows the capacity drop on workerd.
+  edgeshed("adaptive", {
+    note: `gateway, per origin adaptive gradient2 (its defaults), maxQueue ${MAX_QUEUE}, queueTimeoutMs ${QUEUE_TIMEOUT_MS}`,
+    limits: { adaptive: { algorithm: "gradient2" }, maxQueue: MAX_QUEUE, queueTimeoutMs: QUEUE_TIMEOUT_MS },
+  }),
+  // The peer a user switches from: no shedding, an unbounded FIFO queue.
+  pLimit(SLOTS, ["/aggregate"]),
 ];
 const chosen = choose(CONFIGS, OPTIONS.only);
 const runs = [...LEVELS.map((level) => ({ level, halve: false })), ...HALVE_LEVELS.map((level) => ({ level, halve: true }))];

@@ -43,6 +43,7 @@ impl<C: Clock> Admission<C> {
             class.queue_timeouts = counters.queue_timeouts.get(rank);
             class.displaced = semaphore.displaced(rank);
             class.queued = queued;
+            class.lent = now.lent[rank];
             if rank != Criticality::Default {
                 // Picked up and not returned, plus handed over.
                 class.in_flight = semaphore.out(rank) + handed;
@@ -156,6 +157,11 @@ pub struct CriticalityStats {
     pub in_flight: usize,
     /// Waiting right now.
     pub queued: usize,
+    /// Whether the reserve these calls must leave for more critical ones is
+    /// lent to them right now (no more critical call holds a permit, waits
+    /// or was seen lately: they may use the whole limit). `false` where
+    /// there is nothing to lend (no reserve, or critical calls).
+    pub lent: bool,
 }
 
 /// One counter per criticality (sheddable, default, critical).

@@ -95,6 +95,12 @@ impl Inner {
         }
     }
 
+    /// Whether `rank`'s reserve is lent to it now: a reserve it must leave
+    /// (`keep > 0`) that it may take all the same (for stats).
+    pub(super) fn lent_now(&self, queue: &Queue, rank: Criticality, in_use: usize) -> bool {
+        queue.keep(rank) > 0 && self.keep_now(queue, rank, in_use) == 0
+    }
+
     /// An arrival of `rank` on the locked path: a sight of `rank` for every
     /// lower rank (their loans end), and for its own rank one more quiet
     /// arrival unless a higher call is present. Returns whether this made

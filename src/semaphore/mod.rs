@@ -89,6 +89,8 @@ pub(crate) struct Snapshot {
     pub(crate) queued: PerCriticality<usize>,
     /// Permits handed to waiters not picked up yet, per criticality.
     pub(crate) handed: PerCriticality<usize>,
+    /// Per criticality, whether the reserve it must leave is lent to it now.
+    pub(crate) lent: PerCriticality<bool>,
 }
 
 impl Semaphore {
@@ -202,12 +204,14 @@ impl Semaphore {
     pub(crate) fn snapshot(&self) -> Snapshot {
         let queue = lock(&self.inner().queue);
         let available = self.inner().available();
+        let in_use = (queue.limit + queue.debt).saturating_sub(available);
         Snapshot {
-            in_use: (queue.limit + queue.debt).saturating_sub(available),
+            in_use,
             waiters: queue.waiters.len(),
             limit: queue.limit,
             queued: PerCriticality::from_fn(|rank| queue.waiters.len_of(rank)),
             handed: queue.handed,
+            lent: PerCriticality::from_fn(|rank| self.inner().lent_now(&queue, rank, in_use)),
         }
     }
 

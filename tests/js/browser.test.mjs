@@ -114,9 +114,9 @@ test("docs/js.md: the browser snippet loads the package through the import map a
       reserve: null,
       ceilings: { critical: 2, default: 2, sheddable: 2 },
       byCriticality: {
-        critical: { admitted: 0, shed: 0, displaced: 0, inFlight: 0, queued: 0 },
-        default: { admitted: 4, shed: 2, displaced: 0, inFlight: 0, queued: 0 },
-        sheddable: { admitted: 0, shed: 0, displaced: 0, inFlight: 0, queued: 0 },
+        critical: { admitted: 0, shed: 0, displaced: 0, inFlight: 0, queued: 0, lent: false },
+        default: { admitted: 4, shed: 2, displaced: 0, inFlight: 0, queued: 0, lent: false },
+        sheddable: { admitted: 0, shed: 0, displaced: 0, inFlight: 0, queued: 0, lent: false },
       },
       fairShareRefused: 0,
       rateLimited: 0,

@@ -93,9 +93,13 @@ describe("reserves that waste nothing", () => {
     const gate = deferred();
     const held = [];
     assert.equal(await fill(limiter, "default", gate, held), 3, "the reserve is lent: all 3 slots");
+    // stats() says so, per criticality.
+    const lent = () => Object.fromEntries(Object.entries(limiter.stats().byCriticality).map(([rank, c]) => [rank, c.lent]));
+    assert.deepEqual(lent(), { critical: false, default: true, sheddable: false });
     // A critical call finds the slots lent out (no queue: refused), and ends the loan.
     const critical = await settle(limiter.run(() => 1, { criticality: "critical" }));
     assert.equal(critical.error.reason, "limit");
+    assert.deepEqual(lent(), { critical: false, default: false, sheddable: false }, "the loan ended");
     gate.resolve();
     await Promise.all(held);
     const next = deferred();

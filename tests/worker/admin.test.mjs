@@ -7,14 +7,14 @@ import { after, answer, gate, startOrigin } from "./support/origin.mjs";
 import { idle, serverTiming, startWorker } from "./support/worker.mjs";
 
 const SCOPE_KEYS = ["admitted", "displaced", "fairShareRefused", "inFlight", "limit", "queueTimeouts", "queued", "shed"];
-const CLASS_KEYS = ["admitted", "displaced", "inFlight", "queueTimeouts", "queued", "shed"];
+const CLASS_KEYS = ["admitted", "displaced", "inFlight", "lent", "queueTimeouts", "queued", "shed"];
 /**
  * A scope's stats before any request: zero counters, `limit`, no reserve (no
  * route names a criticality) so every criticality may use the whole limit,
  * zero per criticality.
  */
 const fresh = (limit) => {
-  const zero = { admitted: 0, shed: 0, queueTimeouts: 0, displaced: 0, inFlight: 0, queued: 0 };
+  const zero = { admitted: 0, shed: 0, queueTimeouts: 0, displaced: 0, inFlight: 0, queued: 0, lent: false };
   return {
     inFlight: 0, queued: 0, admitted: 0, shed: 0, queueTimeouts: 0, limit,
     reserve: null, ceilings: { critical: limit, default: limit, sheddable: limit },

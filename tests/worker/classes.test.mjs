@@ -300,9 +300,18 @@ describe("reserves that waste nothing", () => {
     await worker.until((s) => s.origins.solo.inFlight === 3, { what: "all 3 default requests admitted" });
     const full = await worker.get("/solo/4");
     assert.deepEqual(full.json, { error: "overloaded", scope: "origin:solo", reason: "limit" });
+    // Stats and metrics show the loan.
+    const lent = async () => {
+      const by = (await worker.stats()).origins.solo.byCriticality;
+      const metrics = (await worker.get("/__edgeshed/metrics")).text;
+      const gauge = metrics.split("\n").find((line) => line.startsWith('edgeshed_reserve_lent{scope="origin:solo",criticality="default"} '));
+      return { critical: by.critical.lent, default: by.default.lent, sheddable: by.sheddable.lent, gauge: gauge?.split(" ").pop() };
+    };
+    assert.deepEqual(await lent(), { critical: false, default: true, sheddable: false, gauge: "1" });
     // A critical request finds the slots lent out: refused, and the loan ends.
     const critical = await worker.get("/solo-checkout/1");
     assert.equal(critical.status, 503, critical.text);
+    assert.deepEqual(await lent(), { critical: false, default: false, sheddable: false, gauge: "0" }, "the loan ended");
     held.open();
     for (const r of await Promise.all(requests)) assert.equal(r.status, 200, r.text);
     await worker.until(idle, { what: "idle" });

@@ -84,8 +84,9 @@ fn retry_after_ms(limited: &RateLimited) -> f64 {
 /// criticality and reserve.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CallContext {
-    /// Its `deadlineMs`, if any.
-    pub(crate) deadline: Option<Duration>,
+    /// Its `deadlineMs`, if any (in ms: 8 bytes in every queued call's
+    /// future where a `Duration` took 16).
+    pub(crate) deadline_ms: Option<u32>,
     /// Its criticality.
     pub(crate) criticality: Criticality,
     /// The reserve in effect for it.
@@ -133,7 +134,7 @@ impl CallContext {
     /// queue that fills under sustained overload does not capture one per
     /// waiter.
     pub(crate) fn here(self, queued_behind: Option<Limit>) -> Caller {
-        let kept = self.deadline.is_some() || queued_behind.is_some();
+        let kept = self.deadline_ms.is_some() || queued_behind.is_some();
         Caller {
             site: if kept {
                 call_site()
@@ -188,7 +189,7 @@ impl Caller {
 
     /// `DeadlineError`: the call's deadline passed, queued or `running`.
     pub(crate) fn expired(&self, running: bool) -> JsValue {
-        let deadline_ms = self.call.deadline.map_or(0, millis);
+        let deadline_ms = self.call.deadline_ms.unwrap_or(0);
         deadline_error_at(&self.site, deadline_ms, running)
     }
 }

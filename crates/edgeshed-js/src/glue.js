@@ -312,17 +312,22 @@ export function resolveAll(resolves) {
 // --- src/stats.rs ---
 // `stats()` is laid out by stats.rs's one table: its paths come here once
 // (statsLayout), then each call's numbers in the same order (statsObject).
-/** The table's paths ("a", "a.b.c", "list[]", "object?"), parsed once. */
+/** The table's paths ("a", "a.b.c", "list[]", "object?", "flag!"), parsed once. */
 export function statsLayout(paths) {
-  return paths.split(" ").map((path) =>
-    path.endsWith("[]") ? { list: path.slice(0, -2) } : path.endsWith("?") ? { maybe: path.slice(0, -1) } : path.split("."),
-  );
+  return paths.split(" ").map((path) => {
+    if (path.endsWith("[]")) return { list: path.slice(0, -2) };
+    if (path.endsWith("?")) return { maybe: path.slice(0, -1) };
+    const parts = (path.endsWith("!") ? path.slice(0, -1) : path).split(".");
+    parts.flag = path.endsWith("!");
+    return parts;
+  });
 }
 /**
  * The stats object: `v`'s numbers put where `layout` says; a list of refused
  * keys takes its length from `v`, then `refused` and `overcount` per key,
  * whose `key` (its first bytes, or null for the calls without one) is `keys`';
- * an "object?" is null when its number is 0 (its fields' numbers follow).
+ * an "object?" is null when its number is 0 (its fields' numbers follow); a
+ * "flag!" is true for any number but 0.
  */
 export function statsObject(layout, v, keys) {
   const stats = {};
@@ -343,7 +348,8 @@ export function statsObject(layout, v, keys) {
     let into = stats;
     const last = path.length - 1;
     for (let i = 0; i < last; i++) into = into[path[i]] ??= {};
-    into[path[last]] = v[at++];
+    // A "flag!" is a boolean, sent as 1 or 0.
+    into[path[last]] = path.flag ? v[at++] !== 0 : v[at++];
   }
   for (const name of absent) stats[name] = null;
   return stats;

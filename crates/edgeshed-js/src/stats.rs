@@ -90,6 +90,8 @@ const LAYOUT: &[Entry] = &[
             ("displaced", |c| c.displaced as f64),
             ("inFlight", |c| c.in_flight as f64),
             ("queued", |c| c.queued as f64),
+            // A boolean ("!"): whether its reserve is lent to it now.
+            ("lent!", |c| f64::from(u8::from(c.lent))),
         ],
     ),
     Entry::Number("fairShareRefused", |s| s.stats.fair_share_refused as f64),

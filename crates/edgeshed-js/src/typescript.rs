@@ -80,6 +80,12 @@ export interface CriticalityStats {
   inFlight: number;
   /** Waiting now. */
   queued: number;
+  /**
+   * Whether the reserve these calls must leave for more critical ones is lent
+   * to them now (no more critical call holds a slot, waits, or was seen
+   * lately): they may use the whole limit. `false` where nothing is lent.
+   */
+  lent: boolean;
 }
 
 /** `stats().topRefusedKeys`: one of the keys refused most often (429s and 503s). */

@@ -132,6 +132,7 @@ const FAMILIES: &[Family] = {
         family("edgeshed_criticality_displaced_total", COUNTER, "Requests displaced from a full queue, per criticality.", Criticality(|c| c.displaced)),
         family("edgeshed_criticality_in_flight", GAUGE, "Requests holding a permit, per criticality.", Criticality(|c| c.in_flight as u64)),
         family("edgeshed_criticality_queued", GAUGE, "Requests waiting for a permit, per criticality.", Criticality(|c| c.queued as u64)),
+        family("edgeshed_reserve_lent", GAUGE, "1 while the reserve a criticality must leave for more critical ones is lent to it (none of them holds a permit, waits or was seen lately), else 0.", Criticality(|c| u64::from(c.lent))),
         family("edgeshed_rate_limited_total", COUNTER, "Requests refused by their route's rate limit (429 rate).", Route(|r| r.rate_limited)),
         family("edgeshed_rate_overflow_total", COUNTER, "Requests of new keys decided by their route's shared overflow allowance (the rate limit's key table was full).", Route(|r| r.rate_overflow)),
         family("edgeshed_top_refused", GAUGE, "The keys each limiter refused most often (429s and 503s; at most 10, rank 1 the most): their refusals, an upper bound (the space-saving algorithm). key is the key's first 16 bytes, \"\" for the requests without a key.", TopRefused),

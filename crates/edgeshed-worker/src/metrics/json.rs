@@ -85,10 +85,11 @@ fn scope_fields(stats: &Stats) -> String {
                 displaced,
                 in_flight,
                 queued,
+                lent,
                 ..
             } = *stats.by_criticality.get(criticality);
             format!(
-                "\"{criticality}\":{{\"admitted\":{admitted},\"shed\":{shed},\"queueTimeouts\":{queue_timeouts},\"displaced\":{displaced},\"inFlight\":{in_flight},\"queued\":{queued}}}"
+                "\"{criticality}\":{{\"admitted\":{admitted},\"shed\":{shed},\"queueTimeouts\":{queue_timeouts},\"displaced\":{displaced},\"inFlight\":{in_flight},\"queued\":{queued},\"lent\":{lent}}}"
             )
         })
         .collect();
