@@ -231,15 +231,17 @@ fn last_leased(idle_at: u64) -> u64 {
     last
 }
 
+/// An idle holder (no call in flight, nobody waiting) gives its whole lease
+/// back at once, not at its renewal: with 1,000 isolates at 2x, 15 of 100
+/// permits sat in idle leases waiting for their renewal or `linger_ms`
+/// (`tests/budget_scale.rs`).
 #[test]
-fn an_idle_holder_gives_its_permits_back_within_one_ttl() {
+fn an_idle_holder_gives_its_permits_back_at_once() {
     for idle_at in (TTL + 100..TTL + 3 * TTL).step_by(370) {
         let last = last_leased(idle_at);
-        assert!(last >= idle_at, "{idle_at}: {last}");
-        assert!(
-            last < idle_at + TTL,
-            "idle at {idle_at}, still leased at {last}"
-        );
+        // (10 ms steps: its last busy step is the one before `idle_at`)
+        assert!(last + 10 >= idle_at, "{idle_at}: {last}");
+        assert!(last < idle_at, "idle at {idle_at}, still leased at {last}");
     }
 }
 

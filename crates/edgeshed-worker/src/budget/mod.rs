@@ -9,8 +9,9 @@
 //!
 //! Rules (see docs/gateway.md, "Fleet budget"):
 //! - **Leases follow demand:** a holder asks for what its calls in flight
-//!   and waiting requests need, as soon as they need it, and renews with the
-//!   most it needed since its last call (nothing once idle). A request that
+//!   and waiting requests need, as soon as they need it, renews with the
+//!   most it needed since its last call, and gives its whole lease back as
+//!   soon as it is idle (no call in flight, nobody waiting). A request that
 //!   finds no permit waits up to `patience_ms` (TTL / 10, or less if its
 //!   deadline or the origin's `timeoutMs` is sooner); the table keeps its
 //!   holder's ask meanwhile and answers it the moment permits come back
@@ -21,8 +22,9 @@
 //!   in the fleet reaches a request that waits for it within a few round
 //!   trips, and a request is refused (503, reason `budget`) only when no
 //!   permit came back while it waited — or at once, when its holder holds
-//!   its fair share of a budget others want too
-//!   ([`LeaseHolder::backed_off`]).
+//!   its fair share of a budget others want too and has no call in flight
+//!   ([`LeaseHolder::refuses_at_once`]); with calls in flight it waits for
+//!   one of them to end, as in the queue of one exact limit.
 //! - **Fairness:** when demand exceeds the limit, permits are shared
 //!   max-min fairly (water-filling, see [`fair_share`]); a lease is never
 //!   shrunk below the permits its holder has in use.
