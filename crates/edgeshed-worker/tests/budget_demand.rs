@@ -42,7 +42,8 @@ fn busy(permits: u32, local: u32) -> LeaseHolder {
 }
 
 #[test]
-fn uncontended_a_holder_keeps_its_lease_until_its_renewal() {
+fn uncontended_a_holder_in_use_keeps_its_lease_until_its_renewal_and_an_idle_one_gives_it_back_at_once(
+) {
     let mut h = busy_in(8, 8, false);
     for _ in 0..6 {
         h.finish(100);

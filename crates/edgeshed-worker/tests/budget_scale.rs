@@ -69,7 +69,7 @@ fn run(kind: &str, sc: Scenario) -> Report {
 
 /// A hundred isolates at 1x the budget's capacity, churning: the origin
 /// never sees more than the budget (asserted at every admission), the budget
-/// is used, and no permit stays stranded at the table for a holder that no
+/// is used (goodput at least 0.6), and no permit stays stranded at the table for a holder that no
 /// longer holds it (61 of 100 on average at 1,000 isolates before the holder
 /// reported the end of calls a trimmed lease counted).
 #[test]
@@ -82,6 +82,12 @@ fn a_hundred_isolates_with_churn_share_the_budget_without_exceeding_it() {
         "the budget is used: peak {}",
         r.peak
     );
+    // 0.43 before requests at a holder at its share waited for its calls,
+    // idle holders gave their leases back at once and leases lasted the
+    // calls' cutoff plus a quarter of the TTL (0.55 without the idle
+    // give-back, 0.51 with 5 s leases)
+    let goodput = r.goodput(sc.capacity_rps());
+    assert!(goodput >= 0.6, "goodput {goodput:.3}");
     assert!(r.evictions > 50, "isolates come and go: {}", r.evictions);
     assert!(
         r.stranded < 5.0,

@@ -55,6 +55,9 @@ impl LeaseHolder {
         let mut request = LeaseRequest::new(reported, self.in_flight, wanted).waiting(wait_ms);
         request.report = core::mem::take(&mut self.report);
         request.epoch = self.epoch;
+        // its calls end `cutoff_ms` after admission at the latest: the table
+        // may grant a lease only that much longer than its admission window
+        request.calls_ms = self.cfg.cutoff_ms;
         Some(request)
     }
 
