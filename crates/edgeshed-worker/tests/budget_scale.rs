@@ -180,6 +180,9 @@ fn scale_table() {
         rows.push(json("hostile", &sc, &run("hostile", sc.clone())));
     }
     if let Ok(path) = std::env::var("EDGESHED_SCALE_JSON") {
+        // a relative path is the workspace root's (cargo runs tests in the crate)
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let path = std::path::Path::new(root).join(path).display().to_string();
         let sc = Scenario::scale(0, 1.0, seconds);
         let meta = serde_json::json!({
             "budget": sc.budget,

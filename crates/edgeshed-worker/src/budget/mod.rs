@@ -52,15 +52,22 @@
 //!    the request (so it expires no later than the table's record, which
 //!    starts when the table handled it, even after a wait), and while a call
 //!    is under way it uses only the permits it had in use when it sent it
-//!    (the answer may shrink the lease to that, or be lost). A holder that
-//!    is killed mid-lease stops admitting with it: its calls in flight end
-//!    within the origin's `timeoutMs`, and its permits return to the table
-//!    when the lease expires, one TTL after its last call at most; with
+//!    (the answer may shrink the lease to that, or be lost). Both sides
+//!    count the same length, the grant's `ttl_ms`: the TTL, or, for a
+//!    holder that said its calls last at most `calls_ms` (its `cutoff_ms`),
+//!    that plus a quarter of the TTL when shorter
+//!    ([`LeaseTable::lease_ttl`]). The holder admits no call in the last
+//!    `cutoff_ms` of its lease, so every call it admits ends before the
+//!    lease does, whatever the length. A holder that is killed mid-lease
+//!    stops admitting with it: its calls in flight end within the origin's
+//!    `timeoutMs`, and its permits return to the table when the lease
+//!    expires, one lease (at most one TTL) after its last call; with
 //!    `leaseTtlMs` above `timeoutMs` (the worker warns otherwise) no call of
 //!    a dead holder overlaps a permit granted again.
 //! 3. **A restarted table does not over-grant.** It has lost the leases,
 //!    so it grants nothing new until every lease of the previous table has
-//!    expired (learning mode: one TTL, or until the stored horizon); it
+//!    expired (learning mode: one TTL, or until the stored horizon: no
+//!    lease is longer than the TTL, and the horizon counts a whole TTL); it
 //!    only re-registers what holders report, capped at `L`, and a holder
 //!    drops a re-registration that arrived after its old lease expired.
 //!    This assumes the restarted object's clock is not behind the one that

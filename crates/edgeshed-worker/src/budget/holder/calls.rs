@@ -82,9 +82,9 @@ impl LeaseHolder {
         }
         // Idle (no call in flight, nobody waiting): it gives the whole lease
         // back now, not at its renewal, so a permit an isolate used for one
-        // call does not sit idle for most of a TTL (nor for `linger_ms`:
-        // 15 of 100 permits sat so with 1,000 isolates at 2x, and goodput
-        // fell from 0.48 to 0.33, `tests/budget_scale.rs`).
+        // call does not sit idle for most of a TTL, nor for `linger_ms`
+        // (24 of 100 permits sat in idle leases with 1,000 isolates at 2x,
+        // `tests/budget_scale.rs`).
         if demand == 0 {
             return Some(0);
         }
