@@ -1,5 +1,6 @@
 //! Per-key counts for fair queueing: how many permits each key holds, how
-//! many of its calls wait, its weight and when it was last served.
+//! many of its calls wait, its weight, when it was last served and how much
+//! service it had lately (its recent grants, decayed).
 //!
 //! A call without a key belongs to one shared *keyless* key, which always
 //! has the first slot: leaving the key out of a call makes it one more key,
@@ -47,8 +48,12 @@ struct Entry {
     holding: usize,
     waiting: usize,
     weight: u32,
-    /// The grant sequence number of its last grant.
+    /// The grant sequence number of its last grant from the queue.
     served: u64,
+    /// Its recent grants as of grant `recent_at`: one per permit it took,
+    /// halved every half-life of grants (see [`KeyTable::recent`]).
+    recent: f64,
+    recent_at: u64,
 }
 
 impl Entry {
@@ -59,6 +64,8 @@ impl Entry {
             waiting: 0,
             weight,
             served: 0,
+            recent: 0.0,
+            recent_at: 0,
         }
     }
 }
@@ -164,11 +171,31 @@ impl KeyTable {
         self.entry(slot).map_or(0, |entry| entry.served)
     }
 
-    /// Records a grant to `slot`'s key, the `sequence`th.
+    /// Records a grant from the queue to `slot`'s key, the `sequence`th.
     pub(crate) fn mark_served(&mut self, slot: KeySlot, sequence: u64) {
         if let Some(entry) = self.entry_mut(slot) {
             entry.served = sequence;
         }
+    }
+
+    /// Counts a permit taken by `slot`'s key as the `sequence`th grant,
+    /// recent grants halved every `half_life` grants.
+    pub(crate) fn add_recent(&mut self, slot: KeySlot, sequence: u64, half_life: f64) {
+        let recent = self.recent(slot, sequence, half_life);
+        if let Some(entry) = self.entry_mut(slot) {
+            entry.recent = recent + 1.0;
+            entry.recent_at = sequence;
+        }
+    }
+
+    /// `slot`'s key's recent grants when `sequence` grants were made: each
+    /// counts 1, halved every `half_life` grants made since (to anyone). A
+    /// key forgotten when idle starts again from none.
+    pub(crate) fn recent(&self, slot: KeySlot, sequence: u64, half_life: f64) -> f64 {
+        self.entry(slot).map_or(0.0, |entry| {
+            let since = sequence.saturating_sub(entry.recent_at) as f64;
+            entry.recent * 0.5f64.powf(since / half_life.max(1.0))
+        })
     }
 
     /// One more permit held (`by > 0`) or one fewer (`by < 0`) by `slot`'s

@@ -62,7 +62,7 @@ impl Inner {
             if available <= keep {
                 break;
             }
-            let Some(index) = queue.pick(rank, in_use) else {
+            let Some(index) = queue.pick(rank) else {
                 break;
             };
             if queue.is_stale(index) {
@@ -94,7 +94,7 @@ impl Inner {
             if available <= keep {
                 break;
             }
-            let Some(index) = queue.pick(rank, in_use) else {
+            let Some(index) = queue.pick(rank) else {
                 break;
             };
             if queue.is_stale(index) {
@@ -167,6 +167,9 @@ impl Inner {
             {
                 Ok(_) if next < state => {
                     queue.keys.add_holding(key, 1);
+                    if key != KeySlot::KEYLESS {
+                        queue.took(key);
+                    }
                     if let Some(codel) = &mut queue.codel {
                         // It found a free permit: one was idle.
                         codel.went_idle();

@@ -4,7 +4,9 @@
 //! not from the implementation. Where the contract leaves a choice open, the
 //! model states the one the library documents: the heaviest key gives up
 //! its newest waiter (the stalest in a standing codel queue), ties going to
-//! the key with the newest waiter; the key holding the least is served
+//! the key with the newest waiter; the key with the fewest recent grants
+//! (each permit it took counts 1, halved every max(4 × limit, 8) grants to
+//! anyone; the keyless key's permits taken at once do not count) is served
 //! first, ties going to the key served longest ago, then to the oldest
 //! waiter. It also asserts the
 //! contract's properties on its own state; the harness checks that the real
@@ -105,6 +107,9 @@ pub struct Model {
     /// Per key (`None`: the keyless key), the grant number of its last
     /// queue grant; forgotten with an idle keyed key.
     served: Vec<(Option<u8>, u64)>,
+    /// Per key, its recent grants as of the grant number beside them;
+    /// forgotten with an idle keyed key.
+    recent: Vec<(Option<u8>, f64, u64)>,
     grants: u64,
     /// Per rank (sheddable, default), locked-path arrivals since a more
     /// critical call was last seen, up to `lend_after` (lending starts out on).
@@ -141,6 +146,7 @@ impl Model {
             newest_first: false,
             seq: 0,
             served: Vec::new(),
+            recent: Vec::new(),
             grants: 0,
             quiet: [usize::MAX; 2],
             epoch: 0,
@@ -262,8 +268,35 @@ impl Model {
             .map_or(0, |&(_, at)| at)
     }
 
+    /// `key`'s recent grants now.
+    pub fn recent(&self, key: Option<u8>) -> f64 {
+        let half_life = self.limit.saturating_mul(4).max(8) as f64;
+        self.recent
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map_or(0.0, |&(_, recent, at)| {
+                let since = self.grants.saturating_sub(at) as f64;
+                recent * 0.5f64.powf(since / half_life.max(1.0))
+            })
+    }
+
+    /// `key` took a permit: one more grant, counted among its recent ones.
+    pub fn took(&mut self, key: Option<u8>) {
+        self.grants += 1;
+        let recent = self.recent(key) + 1.0;
+        self.recent.retain(|&(k, _, _)| k != key);
+        self.recent.push((key, recent, self.grants));
+    }
+
     /// Forgets the grant numbers of keyed keys that hold and wait for nothing.
     pub fn forget_idle(&mut self) {
+        let active: Vec<bool> = self
+            .recent
+            .iter()
+            .map(|&(key, _, _)| key.is_none() || self.is_active(key))
+            .collect();
+        let mut flags = active.into_iter();
+        self.recent.retain(|_| flags.next().unwrap_or(true));
         let active: Vec<bool> = self
             .served
             .iter()
