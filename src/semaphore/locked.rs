@@ -62,7 +62,7 @@ impl Inner {
             if available <= keep {
                 break;
             }
-            let Some(index) = queue.pick(rank) else {
+            let Some(index) = queue.pick(rank, in_use) else {
                 break;
             };
             if queue.is_stale(index) {
@@ -94,7 +94,7 @@ impl Inner {
             if available <= keep {
                 break;
             }
-            let Some(index) = queue.pick(rank) else {
+            let Some(index) = queue.pick(rank, in_use) else {
                 break;
             };
             if queue.is_stale(index) {

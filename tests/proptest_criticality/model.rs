@@ -4,9 +4,11 @@
 //! not from the implementation. Where the contract leaves a choice open, the
 //! model states the one the library documents: the heaviest key gives up
 //! its newest waiter (the stalest in a standing codel queue), ties going to
-//! the key with the newest waiter; the key with the fewest recent grants
-//! (each permit it took counts 1, halved every max(4 × limit, 8) grants to
-//! anyone; the keyless key's permits taken at once do not count) is served
+//! the key with the newest waiter; the key with the least service (the
+//! permits it holds, 2^16 each, plus its recent grants: each permit it took
+//! counts 2^16, halved every max(4 × limit, 8) grants to
+//! anyone and linearly in between; the keyless key's permits taken at once
+//! do not count) is served
 //! first, ties going to the key served longest ago, then to the oldest
 //! waiter. It also asserts the
 //! contract's properties on its own state; the harness checks that the real
@@ -109,7 +111,7 @@ pub struct Model {
     served: Vec<(Option<u8>, u64)>,
     /// Per key, its recent grants as of the grant number beside them;
     /// forgotten with an idle keyed key.
-    recent: Vec<(Option<u8>, f64, u64)>,
+    recent: Vec<(Option<u8>, u64, u64)>,
     grants: u64,
     /// Per rank (sheddable, default), locked-path arrivals since a more
     /// critical call was last seen, up to `lend_after` (lending starts out on).
@@ -268,22 +270,32 @@ impl Model {
             .map_or(0, |&(_, at)| at)
     }
 
-    /// `key`'s recent grants now.
-    pub fn recent(&self, key: Option<u8>) -> f64 {
-        let half_life = self.limit.saturating_mul(4).max(8) as f64;
+    /// `key`'s recent grants now (2^16 a grant).
+    pub fn recent(&self, key: Option<u8>) -> u64 {
+        let half_life = self.limit.saturating_mul(4).max(8) as u64;
         self.recent
             .iter()
             .find(|(k, _, _)| *k == key)
-            .map_or(0.0, |&(_, recent, at)| {
-                let since = self.grants.saturating_sub(at) as f64;
-                recent * 0.5f64.powf(since / half_life.max(1.0))
+            .map_or(0, |&(_, recent, at)| {
+                let since = self.grants - at;
+                let whole = if since / half_life >= 64 {
+                    0
+                } else {
+                    recent >> (since / half_life)
+                };
+                whole - (whole / 2) * (since % half_life) / half_life
             })
+    }
+
+    /// `key`'s service: its permits held (2^16 each) plus its recent grants.
+    pub fn service(&self, key: Option<u8>) -> u64 {
+        (self.holding(key) as u64 * (1 << 16)) + self.recent(key)
     }
 
     /// `key` took a permit: one more grant, counted among its recent ones.
     pub fn took(&mut self, key: Option<u8>) {
         self.grants += 1;
-        let recent = self.recent(key) + 1.0;
+        let recent = self.recent(key) + (1 << 16);
         self.recent.retain(|&(k, _, _)| k != key);
         self.recent.push((key, recent, self.grants));
     }

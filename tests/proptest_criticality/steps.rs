@@ -375,7 +375,7 @@ impl Model {
     }
 
     /// The waiter of `rank` served next (fair queueing): the key with the
-    /// fewest recent grants, ties to the one served longest ago, then to the
+    /// least service (held permits plus recent grants), ties to the one served longest ago, then to the
     /// oldest waiter; its oldest waiter, or its newest in a standing codel
     /// queue.
     fn pick(&self, rank: Criticality) -> usize {
@@ -384,18 +384,18 @@ impl Model {
                 .flow(key, rank)
                 .first()
                 .map_or(0, |&i| self.waiters[i].seq);
-            (self.recent(key), self.served(key), oldest)
+            (self.service(key), self.served(key), oldest)
         };
         let key = self
             .keys_waiting(rank)
             .into_iter()
-            .min_by(|&a, &b| order(a).partial_cmp(&order(b)).expect("no NaN"))
+            .min_by_key(|&key| order(key))
             .expect("a waiter of that rank");
-        // Least service first: the key served has had no more recent
-        // grants than any other key waiting at that rank.
+        // Least service first: the key served has had no more service
+        // than any other key waiting at that rank.
         for other in self.keys_waiting(rank) {
             assert!(
-                self.recent(key) <= self.recent(other),
+                self.service(key) <= self.service(other),
                 "fair queueing picked a key served more lately"
             );
         }
