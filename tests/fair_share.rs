@@ -106,6 +106,42 @@ fn a_key_under_its_share_is_served_before_an_earlier_waiter_over_it() {
 }
 
 #[test]
+fn a_key_served_lately_waits_behind_a_burst_even_holding_fewer_at_that_instant() {
+    // The noisy-tenant bench's loss: ranked by the permits held at the
+    // instant a permit frees, a flood holding fewer than a quiet key's
+    // burst took the permit the burst's last call waited for.
+    let admission = admission(4);
+    let mut noisy: Vec<Permit> = (0..4).map(|_| admit_now(&admission, "noisy")).collect();
+    for _ in 0..8 {
+        drop(noisy.pop());
+        noisy.push(admit_now(&admission, "noisy"));
+    }
+    // The flood has had 12 permits lately; it holds 4 and queues once more.
+    let mut noisy_waiting = wait(&admission, "noisy");
+    let mut burst: Vec<Admit<ManualClock>> = (0..2).map(|_| wait(&admission, "quiet")).collect();
+    let mut quiet = Vec::new();
+    for waiter in &mut burst {
+        drop(noisy.pop());
+        let Poll::Ready(Ok(permit)) = poll_once(waiter) else {
+            panic!("the quiet key, served least lately, is served first");
+        };
+        quiet.push(permit);
+    }
+    // quiet holds 2 and queues a third call; noisy holds 2, then 1.
+    let mut third = wait(&admission, "quiet");
+    drop(noisy.pop());
+    assert_eq!(admission.semaphore().active_keys(), 2);
+    let Poll::Ready(Ok(permit)) = poll_once(&mut third) else {
+        panic!("the burst's third call loses the permit to the flood holding 1 to its 2");
+    };
+    assert!(poll_once(&mut noisy_waiting).is_pending());
+    // Work-conserving: the next free permit is the flood's.
+    drop(permit);
+    assert!(matches!(poll_once(&mut noisy_waiting), Poll::Ready(Ok(_))));
+    drop((noisy, quiet));
+}
+
+#[test]
 fn keys_are_forgotten_once_they_hold_and_wait_for_nothing() {
     let admission = admission(8);
     for round in 0..10_000 {

@@ -1,5 +1,6 @@
 //! Per-key counts for fair queueing: how many permits each key holds, how
-//! many of its calls wait, its weight and when it was last served.
+//! many of its calls wait, its weight, when it was last served and how much
+//! service it had lately (its recent grants, decayed).
 //!
 //! A call without a key belongs to one shared *keyless* key, which always
 //! has the first slot: leaving the key out of a call makes it one more key,
@@ -47,8 +48,13 @@ struct Entry {
     holding: usize,
     waiting: usize,
     weight: u32,
-    /// The grant sequence number of its last grant.
+    /// The grant sequence number of its last grant from the queue.
     served: u64,
+    /// Its recent grants as of grant `recent_at`, in units of
+    /// [`RECENT_ONE`]: one per permit it took, halved every half-life of
+    /// grants (see [`KeyTable::recent`]).
+    recent: u64,
+    recent_at: u64,
 }
 
 impl Entry {
@@ -59,6 +65,8 @@ impl Entry {
             waiting: 0,
             weight,
             served: 0,
+            recent: 0,
+            recent_at: 0,
         }
     }
 }
@@ -164,11 +172,35 @@ impl KeyTable {
         self.entry(slot).map_or(0, |entry| entry.served)
     }
 
-    /// Records a grant to `slot`'s key, the `sequence`th.
+    /// Records a grant from the queue to `slot`'s key, the `sequence`th.
     pub(crate) fn mark_served(&mut self, slot: KeySlot, sequence: u64) {
         if let Some(entry) = self.entry_mut(slot) {
             entry.served = sequence;
         }
+    }
+
+    /// Counts a permit taken by `slot`'s key as the `sequence`th grant,
+    /// recent grants halved every `half_life` grants.
+    pub(crate) fn add_recent(&mut self, slot: KeySlot, sequence: u64, half_life: u64) {
+        let recent = self.recent(slot, sequence, half_life);
+        if let Some(entry) = self.entry_mut(slot) {
+            entry.recent = recent.saturating_add(RECENT_ONE);
+            entry.recent_at = sequence;
+        }
+    }
+
+    /// `slot`'s key's recent grants (in units of [`RECENT_ONE`]) when
+    /// `sequence` grants were made: each counts one, halved every
+    /// `half_life` grants made since (to anyone), linearly in between. A
+    /// key forgotten when idle starts again from none.
+    pub(crate) fn recent(&self, slot: KeySlot, sequence: u64, half_life: u64) -> u64 {
+        self.entry(slot).map_or(0, |entry| {
+            decay(
+                entry.recent,
+                sequence.saturating_sub(entry.recent_at),
+                half_life,
+            )
+        })
     }
 
     /// One more permit held (`by > 0`) or one fewer (`by < 0`) by `slot`'s
@@ -245,4 +277,19 @@ impl KeyTable {
     fn entry_mut(&mut self, slot: KeySlot) -> Option<&mut Entry> {
         self.entries.get_mut(slot.index())?.as_mut()
     }
+}
+
+/// One grant in a key's recent grants (fixed point: integer arithmetic
+/// decides alike on every target and needs no floating-point library).
+pub(crate) const RECENT_ONE: u64 = 1 << 16;
+
+/// `value` after `since` grants: halved every `half_life` grants, and
+/// linearly between two halvings (a piecewise-linear exponential decay).
+pub(crate) fn decay(value: u64, since: u64, half_life: u64) -> u64 {
+    let half_life = half_life.max(1);
+    let halved = u32::try_from(since / half_life).unwrap_or(u32::MAX);
+    let whole = value.checked_shr(halved).unwrap_or(0);
+    // (saturating: only a key with some 2^40 recent grants could reach it)
+    let part = (whole / 2).saturating_mul(since % half_life) / half_life;
+    whole.saturating_sub(part)
 }

@@ -167,6 +167,9 @@ impl Inner {
             {
                 Ok(_) if next < state => {
                     queue.keys.add_holding(key, 1);
+                    if key != KeySlot::KEYLESS {
+                        queue.took(key);
+                    }
                     if let Some(codel) = &mut queue.codel {
                         // It found a free permit: one was idle.
                         codel.went_idle();

@@ -63,6 +63,7 @@ impl Semaphore {
             (Ok(()), slot) => {
                 if let Some(slot) = slot {
                     queue.keys.add_holding(slot, 1);
+                    queue.took(slot);
                 }
                 drop(queue);
                 Ok(self.permit(rank, slot))
@@ -101,6 +102,7 @@ impl Semaphore {
         let slot = key.and_then(|(key, weight)| queue.keys.slot(Some(key), weight));
         if let Some(slot) = slot {
             queue.keys.add_holding(slot, 1);
+            queue.took(slot);
         }
         drop(queue);
         Some(self.permit(rank, slot))

@@ -4,7 +4,11 @@
 //! not from the implementation. Where the contract leaves a choice open, the
 //! model states the one the library documents: the heaviest key gives up
 //! its newest waiter (the stalest in a standing codel queue), ties going to
-//! the key with the newest waiter; the key holding the least is served
+//! the key with the newest waiter; the key with the least service (the
+//! permits it holds, 2^16 each, plus its recent grants: each permit it took
+//! counts 2^16, halved every max(4 × limit, 8) grants to
+//! anyone and linearly in between; the keyless key's permits taken at once
+//! do not count) is served
 //! first, ties going to the key served longest ago, then to the oldest
 //! waiter. It also asserts the
 //! contract's properties on its own state; the harness checks that the real
@@ -105,6 +109,9 @@ pub struct Model {
     /// Per key (`None`: the keyless key), the grant number of its last
     /// queue grant; forgotten with an idle keyed key.
     served: Vec<(Option<u8>, u64)>,
+    /// Per key, its recent grants as of the grant number beside them;
+    /// forgotten with an idle keyed key.
+    recent: Vec<(Option<u8>, u64, u64)>,
     grants: u64,
     /// Per rank (sheddable, default), locked-path arrivals since a more
     /// critical call was last seen, up to `lend_after` (lending starts out on).
@@ -141,6 +148,7 @@ impl Model {
             newest_first: false,
             seq: 0,
             served: Vec::new(),
+            recent: Vec::new(),
             grants: 0,
             quiet: [usize::MAX; 2],
             epoch: 0,
@@ -262,8 +270,45 @@ impl Model {
             .map_or(0, |&(_, at)| at)
     }
 
+    /// `key`'s recent grants now (2^16 a grant).
+    pub fn recent(&self, key: Option<u8>) -> u64 {
+        let half_life = self.limit.saturating_mul(4).max(8) as u64;
+        self.recent
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map_or(0, |&(_, recent, at)| {
+                let since = self.grants - at;
+                let whole = if since / half_life >= 64 {
+                    0
+                } else {
+                    recent >> (since / half_life)
+                };
+                whole - (whole / 2) * (since % half_life) / half_life
+            })
+    }
+
+    /// `key`'s service: its permits held (2^16 each) plus its recent grants.
+    pub fn service(&self, key: Option<u8>) -> u64 {
+        (self.holding(key) as u64 * (1 << 16)) + self.recent(key)
+    }
+
+    /// `key` took a permit: one more grant, counted among its recent ones.
+    pub fn took(&mut self, key: Option<u8>) {
+        self.grants += 1;
+        let recent = self.recent(key) + (1 << 16);
+        self.recent.retain(|&(k, _, _)| k != key);
+        self.recent.push((key, recent, self.grants));
+    }
+
     /// Forgets the grant numbers of keyed keys that hold and wait for nothing.
     pub fn forget_idle(&mut self) {
+        let active: Vec<bool> = self
+            .recent
+            .iter()
+            .map(|&(key, _, _)| key.is_none() || self.is_active(key))
+            .collect();
+        let mut flags = active.into_iter();
+        self.recent.retain(|_| flags.next().unwrap_or(true));
         let active: Vec<bool> = self
             .served
             .iter()

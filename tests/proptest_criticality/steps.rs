@@ -39,6 +39,9 @@ impl Model {
                 key,
                 epoch: self.epoch,
             });
+            if key.is_some() {
+                self.took(key);
+            }
             // A permit was idle.
             self.idle |= codel;
             return Outcome::Admitted;
@@ -123,6 +126,9 @@ impl Model {
             key,
             epoch: LENT,
         });
+        if key.is_some() {
+            self.took(key);
+        }
         Outcome::Admitted
     }
 
@@ -368,27 +374,29 @@ impl Model {
         self.newest_first && self.codel_now.saturating_sub(self.waiters[chosen].at) > target
     }
 
-    /// The waiter of `rank` served next (fair queueing): the key holding the
-    /// least, ties to the one served longest ago, then to the oldest waiter;
-    /// its oldest waiter, or its newest in a standing codel queue.
+    /// The waiter of `rank` served next (fair queueing): the key with the
+    /// least service (held permits plus recent grants), ties to the one served longest ago, then to the
+    /// oldest waiter; its oldest waiter, or its newest in a standing codel
+    /// queue.
     fn pick(&self, rank: Criticality) -> usize {
+        let order = |key: Option<u8>| {
+            let oldest = self
+                .flow(key, rank)
+                .first()
+                .map_or(0, |&i| self.waiters[i].seq);
+            (self.service(key), self.served(key), oldest)
+        };
         let key = self
             .keys_waiting(rank)
             .into_iter()
-            .min_by_key(|&key| {
-                let oldest = self
-                    .flow(key, rank)
-                    .first()
-                    .map_or(0, |&i| self.waiters[i].seq);
-                (self.holding(key), self.served(key), oldest)
-            })
+            .min_by_key(|&key| order(key))
             .expect("a waiter of that rank");
-        // The fair share: the key served holds no more than any other key
-        // waiting at that rank.
+        // Least service first: the key served has had no more service
+        // than any other key waiting at that rank.
         for other in self.keys_waiting(rank) {
             assert!(
-                self.holding(key) <= self.holding(other),
-                "fair queueing picked a heavier key"
+                self.service(key) <= self.service(other),
+                "fair queueing picked a key served more lately"
             );
         }
         let flow = self.flow(key, rank);
@@ -411,8 +419,8 @@ impl Model {
     fn grant(&mut self, chosen: usize, lent: bool) {
         self.waiters[chosen].standing = Standing::Granted;
         self.waiters[chosen].epoch = if lent { LENT } else { self.epoch };
-        self.grants += 1;
         let key = self.waiters[chosen].key;
+        self.took(key);
         self.served.retain(|&(k, _)| k != key);
         self.served.push((key, self.grants));
     }

@@ -138,12 +138,12 @@ export interface CallClass {
   criticality?: Criticality | undefined;
   /**
    * Who the call is for (a tenant, an API key, a client address), for fair queueing and the rate
-   * limit. Within a criticality every key queues on its own and a freed slot goes to the key
-   * holding the fewest for its weight; a key over its fair share (the limit divided by the keys
-   * with calls in flight or waiting, rounded up) while other keys wait is refused with a
-   * `RateLimitedError` (`reason` `"fair_share"`), and so is its newest waiter when a full queue
-   * makes room for a key under its share. A key alone may use the whole limit; the calls without a
-   * key share one key of their own.
+   * limit. Within a criticality every key queues on its own and a freed slot goes to the key with
+   * the least service for its weight (the slots it holds plus its recent grants); a key over its
+   * fair share (the limit divided by the keys with calls in flight or waiting, rounded up) while
+   * other keys wait is refused with a `RateLimitedError` (`reason` `"fair_share"`), and so is its
+   * newest waiter when a full queue makes room for a key under its share. A key alone may use the
+   * whole limit; the calls without a key share one key of their own.
    */
   key?: string | undefined;
   /**
