@@ -256,8 +256,8 @@ function budgetScale() {
       f(r.callsPerAdmitted, 3),
       `${r.callsPerSecond} (${r.peakCallsPerSecond})`,
       `${r.waitP50} / ${r.waitP99}`,
-      `${r.refusedAtOnce} / ${r.refusedAfterWaiting} / ${r.refusedAtTimeout}`,
-      `${f(r.heldIdle, 1)} / ${f(r.leasedToEvicted, 1)} / ${f(r.stranded, 1)} (${f(b.stranded, 1)})`,
+      `${r.refusedAtShare} / ${r.refusedNoLease} / ${r.refusedWaitingObject} / ${r.refusedUnreachable} / ${r.refusedLocal}`,
+      `${f(r.permitsInFlight, 1)} / ${f(r.permitsIdleLease, 1)} / ${f(r.permitsSpare, 1)} / ${f(r.leasedToEvicted, 1)} (${f(b.leasedToEvicted, 1)}) / ${f(r.permitsFree, 1)} / ${f(r.stranded, 1)}`,
     ];
   });
   return `## Native: the fleet budget at scale (simulated)
@@ -266,17 +266,22 @@ function budgetScale() {
 (each isolate's own limit ${meta.localLimit}), on a manual clock with the real lease table and holders. Calls hold the
 origin ${meta.serviceMs[0]}–${meta.serviceMs[1]} ms (capacity ${meta.capacityRps} calls/s); Poisson arrivals at 0.5×, 1× and 2× that; a tenth of
 the isolates (at least 2) get ${meta.hotShare * 100} % of the requests; isolates live ${meta.lifetimeMs / 1000} s on average (exponential) and are
-replaced by new ones without a lease; object calls take ${meta.objectRttMs[0]}–${meta.objectRttMs[1]} ms (round trip, uniform, seeded); leases of
-${meta.leaseTtlMs} ms, \`timeoutMs\` ${meta.timeoutMs}; ${meta.seconds} s simulated, the first ${meta.warmupSeconds} s not measured. *hostile*: the object also
+replaced by new ones without a lease; object calls take ${meta.objectRttMs[0]}–${meta.objectRttMs[1]} ms (round trip, uniform, seeded); \`leaseTtlMs\`
+${meta.leaseTtlMs}, \`timeoutMs\` ${meta.timeoutMs} (a lease lasts \`timeoutMs\` plus a quarter of \`leaseTtlMs\`: ${meta.timeoutMs + meta.leaseTtlMs / 4} ms; before this change, ${meta.leaseTtlMs} ms); ${meta.seconds} s simulated, the first ${meta.warmupSeconds} s not measured. *hostile*: the object also
 restarts (a fresh table in learning mode, its kept calls failing) and is slow (calls of 0.1–4 s) for 1 s, each
 every 10 s on average. Goodput: admitted / min(offered, capacity × time); origin busy: permit-ms at the origin /
 (budget × time). One exact limit: the goodput of a single limit of ${meta.budget} in front of the same traffic, requests
 waiting in one queue up to the same patience (${meta.leaseTtlMs / 10} ms): what a perfect fleet budget would reach. Wait: arrival to
-admission of admitted requests. Refused: at once (the isolate holds its fair
-share of a contended budget), after waiting its patience, at its own timeout. Permits idle / evicted / stranded
-(means of a sample per second): held by live isolates beyond their calls in flight; counted by the table for
-isolates that are gone (they come back at the TTL); counted for live isolates beyond what they hold or use. In brackets: the same run on the budget code before this branch's fixes
-(\`benches/results/budget-scale-before.json\`); seeds fixed, other seeds move
+admission of admitted requests. Refused (requests): at share (refused at once: the isolate holds its fair share of a
+contended budget and has no call in flight, so no permit is coming), no lease (its patience ended while its isolate held
+none), waiting for the object (its patience or own timeout ended while the isolate held a lease the object did not
+grow), unreachable (\`unavailable: "shed"\` while lease calls fail), local limit (the isolate's own \`maxInFlight\`,
+calls in flight and requests waiting, was full). Permits (means of a sample per second, of ${meta.budget}): in flight at the origin
+(evicted isolates' calls included), idle leases (held by live isolates with no call in flight), spare (held beyond
+their calls in flight by isolates with some), evicted (counted by the table for isolates that are gone; they come back
+at the lease's expiry), free (not leased), stranded (counted for live isolates beyond what they hold or use); the rest
+are leases whose holder has a lease call under way. In brackets: the same run (the same requests and evictions) on the
+budget code before this change (\`benches/results/budget-scale-before.json\`); seeds fixed, other seeds move
 goodput by ±0.05; a hostile run's goodput is mostly its restarts' (a restarted table grants nothing new for one
 TTL). The origin peak never exceeds the budget (asserted at every admission); the most permits counted for an
 isolate evicted longer ago than its lease can outlive it (stuck leases): ${Math.max(...rows.map((r) => r.stuck))}. A Durable Object's
@@ -284,7 +289,7 @@ soft limit is about 1,000 calls/s; the simulated object has no queue and no such
 \`.overloaded\`, and its isolates fall back per \`unavailable\`), so the rows past 1,000 calls/s show the load the
 object would be asked to carry, not what it would serve.
 
-${table(["isolates", "run", "load", "origin peak", "goodput (before)", "one exact limit", "origin busy", "object calls / admitted", "object calls / s (peak 1 s)", "wait p50 / p99 ms", "refused: at once / waited / timeout", "permits idle / evicted / stranded (before)"], body)}
+${table(["isolates", "run", "load", "origin peak", "goodput (before)", "one exact limit", "origin busy", "object calls / admitted", "object calls / s (peak 1 s)", "wait p50 / p99 ms", "refused: at share / no lease / waiting for the object / unreachable / local limit", "permits: in flight / idle leases / spare / evicted (before) / free / stranded"], body)}
 
 ${source("budget-scale.json", "budget-scale-before.json")}
 `;

@@ -120,8 +120,10 @@ export class EdgeshedBudget extends DurableObject {
 
   /**
    * Grants, renews, grows or releases the lease of `holder` (one isolate):
-   * `{ limit, ttlMs, adaptive, held, inUse, wanted, waitMs, epoch, report }`
-   * -> `{ permits, ttlMs, renewMs, learning, contended, epoch }`. With
+   * `{ limit, ttlMs, adaptive, held, inUse, wanted, waitMs, epoch, report,
+   * callsMs }` -> `{ permits, ttlMs, renewMs, learning, contended, epoch }`.
+   * `callsMs`: the longest a call the holder admits may last (optional); the
+   * lease's `ttlMs` is then at most that plus a quarter of the TTL. With
    * `waitMs`, a holder short of its fair share is answered once permits come
    * back (or after `waitMs`). `limit`, `ttlMs` and `adaptive` come from the
    * caller's configuration; `report` summarises the calls the holder started
@@ -136,6 +138,7 @@ export class EdgeshedBudget extends DurableObject {
       count(request?.waitMs ?? 0, "waitMs", 0, MAX_WAIT_MS),
       count(request?.epoch ?? 0, "epoch", 0, Number.MAX_SAFE_INTEGER),
       ...report(request?.report),
+      count(request?.callsMs ?? 0, "callsMs", 0, 3_600_000),
     ];
     const now = Date.now();
     const table = this.#table(config(request), now);
@@ -146,7 +149,7 @@ export class EdgeshedBudget extends DurableObject {
       if (permits > 0) this.#extend(now + table.ttlMs());
       answer = {
         permits,
-        ttlMs: table.ttlMs(),
+        ttlMs: table.lastTtlMs(),
         renewMs: table.renewMs(),
         learning: table.lastLearning(),
         contended: table.lastContended(),
@@ -241,9 +244,9 @@ export class EdgeshedBudget extends DurableObject {
       delete calls[key];
       if (calls.lease === undefined && calls.watch === undefined) this.kept.delete(holder);
       if (kind === 0) {
-        const [permits, renewMs, learning, contended, epoch] = rest;
+        const [permits, renewMs, learning, contended, epoch, ttlMs] = rest;
         if (permits > 0) this.#extend(now + table.ttlMs());
-        resolve({ permits, ttlMs: table.ttlMs(), renewMs, learning, contended, epoch });
+        resolve({ permits, ttlMs, renewMs, learning, contended, epoch });
       } else {
         resolve({ contended: rest[0] });
       }

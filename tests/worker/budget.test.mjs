@@ -100,14 +100,26 @@ describe("fleet budget: several isolates", () => {
 
   test("a budgeted origin serves normally when the fleet has room, and /__edgeshed/stats shows the lease, the effective limit and budgetShed", async () => {
     users.reset();
-    users.behave(answer({ id: 2 }));
-    const r = await fleet.get(1, "/aggregate");
-    assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.json.results.users, { id: 2 });
+    const g = gate();
+    users.behave(after(g, answer({ id: 2 })));
+    const pending = fleet.get(1, "/aggregate");
+    await users.arrivals(1);
+    // while its call is in flight the isolate holds a lease
     const stats = (await fleet.stats(1)).origins.users;
     assert.ok(stats.leased >= 1, JSON.stringify(stats));
     assert.equal(stats.limit, Math.min(4, stats.leased), JSON.stringify(stats));
     assert.equal(typeof stats.budgetShed, "number");
+    g.open();
+    const r = await pending;
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json.results.users, { id: 2 });
+    // idle again, it gives the lease back at once and shows what its next
+    // request would ask for (its local limit, at most the budget)
+    const { value: idle } = await eventually(async () => (await fleet.stats(1)).origins.users, (s) => s.leased === 0, {
+      timeoutMs: 1000,
+      what: "the idle isolate gave its lease back",
+    });
+    assert.equal(idle.limit, 4, JSON.stringify(idle));
   });
 });
 

@@ -135,8 +135,9 @@ impl BudgetTable {
 
     /// Grants, renews, grows or releases `holder`'s lease ([`LeaseTable::ask`]).
     /// `numbers`: `[held, inUse, wanted, waitMs, epoch, served, dropped,
-    /// rttTotalUs, rttSquares (s²), minRttUs, maxRttUs, maxInFlight]` (a
-    /// report the core refuses counts as none). Returns the permits the
+    /// rttTotalUs, rttSquares (s²), minRttUs, maxRttUs, maxInFlight,
+    /// callsMs]` (a report the core refuses counts as none; `callsMs`:
+    /// [`LeaseRequest::calls_ms`], 0 or missing when unknown). Returns the permits the
     /// holder may use (the rest of the grant through [`BudgetTable::renew_ms`]
     /// and friends), or -1 when the ask is kept: its answer then comes from
     /// [`BudgetTable::answer_parked`].
@@ -146,6 +147,7 @@ impl BudgetTable {
         req.wait_ms = millis(n(3));
         req.epoch = millis(n(4));
         req.report = report(&n).unwrap_or_default();
+        req.calls_ms = millis(n(12));
         self.last = self.table.ask(holder, req, millis(now));
         self.last.map_or(-1.0, |grant| f64::from(grant.permits))
     }
@@ -160,6 +162,14 @@ impl BudgetTable {
     #[wasm_bindgen(js_name = renewMs)]
     pub fn renew_ms(&self) -> f64 {
         self.last.map_or(0.0, |grant| grant.renew_ms as f64)
+    }
+
+    /// The TTL of the last grant answered at once ([`Grant::ttl_ms`]: at
+    /// most [`BudgetTable::ttl_ms`]).
+    #[wasm_bindgen(js_name = lastTtlMs)]
+    pub fn last_ttl_ms(&self) -> f64 {
+        self.last
+            .map_or(self.table.ttl_ms() as f64, |grant| grant.ttl_ms as f64)
     }
 
     /// Whether the last grant answered at once was a learning-mode one.
@@ -187,8 +197,8 @@ impl BudgetTable {
     }
 
     /// The kept asks and watches answered now ([`LeaseTable::answer_parked`]):
-    /// `[[0, holder, permits, renewMs, learning, contended, epoch] | [1,
-    /// holder, contended], ...]`.
+    /// `[[0, holder, permits, renewMs, learning, contended, epoch, ttlMs] |
+    /// [1, holder, contended], ...]`.
     #[wasm_bindgen(js_name = answerParked)]
     pub fn answer_parked(&mut self, now: f64) -> js_sys::Array {
         let out = js_sys::Array::new();
@@ -203,6 +213,7 @@ impl BudgetTable {
                     entry.push(&grant.learning.into());
                     entry.push(&grant.contended.into());
                     entry.push(&(grant.epoch as f64).into());
+                    entry.push(&(grant.ttl_ms as f64).into());
                 }
                 Answer::Notice(holder, contended) => {
                     entry.push(&1.into());

@@ -42,7 +42,8 @@ fn busy(permits: u32, local: u32) -> LeaseHolder {
 }
 
 #[test]
-fn uncontended_a_holder_keeps_its_lease_until_its_renewal() {
+fn uncontended_a_holder_in_use_keeps_its_lease_until_its_renewal_and_an_idle_one_gives_it_back_at_once(
+) {
     let mut h = busy_in(8, 8, false);
     for _ in 0..6 {
         h.finish(100);
@@ -57,18 +58,22 @@ fn uncontended_a_holder_keeps_its_lease_until_its_renewal() {
     // and at the next renewal only the 2 still in use
     let next = TTL / 4 * 3 * 2;
     assert_eq!(h.poll(next, w(0)).unwrap().wanted, 2);
-    // an idle holder gives everything back at its renewal
+    // an idle holder gives everything back at once, not at its renewal
     let mut idle = busy_in(3, 8, false);
-    for _ in 0..3 {
+    for _ in 0..2 {
         idle.finish(10);
     }
-    assert_eq!(idle.poll(TTL / 4 * 3, w(0)).unwrap().wanted, 0);
+    assert_eq!(idle.poll(10, w(0)), None, "one call still in flight");
+    idle.finish(11);
+    assert_eq!(idle.next_poll_at(11, w(0)), Some(11));
+    assert_eq!(idle.poll(11, w(0)).unwrap().wanted, 0);
 }
 
 #[test]
 fn a_holder_with_permits_watches_until_its_renewal_and_a_notice_makes_it_give_back() {
     let mut h = busy_in(8, 8, false);
-    for _ in 0..8 {
+    // (one call still in flight: an idle holder gives its lease back at once)
+    for _ in 0..7 {
         h.finish(100);
     }
     assert_eq!(h.poll(100, w(0)), None);
@@ -87,7 +92,7 @@ fn a_holder_with_permits_watches_until_its_renewal_and_a_notice_makes_it_give_ba
     assert!(h.contended() && !h.watching());
     assert_eq!(h.next_poll_at(120, w(0)), Some(120));
     let release = h.poll(120, w(0)).unwrap();
-    assert_eq!(release.wanted, 0);
+    assert_eq!(release.wanted, 1);
     // a lease call supersedes an open watch; its late answer is ignored
     let mut g = busy_in(2, 8, false);
     g.watch(10).unwrap();
@@ -199,10 +204,9 @@ fn no_call_is_admitted_that_could_outlive_the_lease() {
 /// nothing (its fair share is 0); the table still counts its call in flight
 /// and tells it to call again within a tenth of the TTL. When the call ends
 /// the holder holds nothing, but it must still make that call (or the table
-/// counts the permit until the lease expires, a whole TTL later); and at
-/// once while the budget is contended, as it gives back any permit it does
-/// not use (36 permits stranded on average at 1,000 isolates and 2x
-/// waiting for the renewal).
+/// counts the permit until the lease expires, a whole TTL later); at once,
+/// since it is idle then (36 permits stranded on average at 1,000 isolates
+/// and 2x waiting for the renewal).
 #[test]
 fn a_holder_trimmed_to_nothing_reports_when_its_calls_end() {
     for contended in [false, true] {
@@ -226,7 +230,8 @@ fn a_holder_trimmed_to_nothing_reports_when_its_calls_end() {
             "call in flight"
         );
         h.finish(200);
-        let due = if contended { 200 } else { 100 + TTL / 10 };
+        // idle now: it reports at once, contended or not
+        let due = 200;
         assert_eq!(
             h.next_poll_at(200, w(0)),
             Some(due),

@@ -63,8 +63,8 @@ fn twelve_then_four_then_twelve_does_not_grant_calls_still_in_flight_again() {
     fleet.check().unwrap();
     let at_origin: usize = fleet.nodes.iter().map(|node| node.calls.len()).sum();
     assert_eq!(at_origin, 12, "b waits for a's calls");
-    // a's calls end (at the origin's timeout) and it renews: b gets its
-    // share (a's last demand was 12: half of the 12 each)
+    // a's calls end (at the origin's timeout) and, idle, it gives its
+    // whole lease back: b gets the 12
     fleet.apply(Op::Advance { ms: model::TIMEOUT });
     fleet.apply(Op::Poll {
         h: 0,
@@ -73,7 +73,7 @@ fn twelve_then_four_then_twelve_does_not_grant_calls_still_in_flight_again() {
     });
     demand(&mut fleet, 1, 12);
     fleet.check().unwrap();
-    assert_eq!(fleet.nodes[1].calls.len(), 6);
+    assert_eq!(fleet.nodes[1].calls.len(), 12);
 }
 
 proptest! {

@@ -288,3 +288,33 @@ fn a_demand_that_got_nothing_and_never_called_again_stops_counting() {
     assert_eq!(table.request("a", ask(2, 0, 4), later).permits, 4);
     assert_eq!(table.expire(later + TTL), None, "nothing left");
 }
+
+/// A holder that says how long its calls last (`calls_ms`, its cutoff: it
+/// admits none later than that before its lease expires) gets a lease only
+/// a quarter of the TTL longer, so a lease an evicted isolate leaves behind
+/// comes back sooner (evicted isolates held 21 to 32 of 100 permits with
+/// 5 s leases in `tests/budget_scale.rs`); its permits come back at that
+/// shorter expiry. One that does not say gets the whole TTL, and no lease is
+/// longer than the TTL.
+#[test]
+fn a_holder_whose_calls_last_a_second_gets_a_lease_of_that_plus_a_quarter_of_the_ttl() {
+    let mut table = settled(4);
+    let mut short = ask(0, 0, 2);
+    short.calls_ms = 1_000;
+    let g = table.request("a", short, TTL);
+    assert_eq!((g.permits, g.ttl_ms), (2, 1_000 + TTL / 4));
+    assert!(g.renew_ms <= g.ttl_ms);
+    assert_eq!(table.lease_ttl(&short), 2_250);
+    // the table's record ends then too: the permits come back
+    table.expire(TTL + 2_249);
+    assert_eq!(table.leased_to("a"), 2);
+    table.expire(TTL + 2_250);
+    assert_eq!(table.leased_to("a"), 0);
+    // a holder that does not say gets the whole TTL
+    let g = table.request("b", ask(0, 0, 1), TTL + 2_250);
+    assert_eq!(g.ttl_ms, TTL);
+    // and calls as long as the TTL do not make a lease longer than it
+    let mut long = ask(0, 0, 1);
+    long.calls_ms = TTL;
+    assert_eq!(table.request("c", long, TTL + 2_250).ttl_ms, TTL);
+}

@@ -65,6 +65,23 @@ async function crossed(namespace, origin) {
   return { watch, ask: await ask };
 }
 
+/**
+ * The lease TTLs the real object grants: to a holder that says its calls last
+ * at most 1 s (`callsMs`), answered at once and after a kept ask, and to one
+ * that does not say.
+ */
+async function leaseTtls(namespace, origin) {
+  const stub = namespace.get(namespace.idFromName(origin));
+  const budget = { limit: 2, ttlMs: 5000 };
+  const short = await stub.lease("a", { ...budget, held: 0, inUse: 0, wanted: 2, callsMs: 1000 });
+  const ask = stub.lease("b", { ...budget, held: 0, inUse: 0, wanted: 1, waitMs: 2000, callsMs: 1000 });
+  await stub.lease("a", { ...budget, held: 2, inUse: 0, wanted: 1, callsMs: 1000 });
+  const kept = await ask;
+  await stub.lease("a", { ...budget, held: 1, inUse: 0, wanted: 0, callsMs: 1000 });
+  const unsaid = await stub.lease("c", { ...budget, held: 0, inUse: 0, wanted: 1 });
+  return { short, kept, unsaid };
+}
+
 let dead = false;
 // Calls (lease attempts) and stubs made per broken namespace.
 const brokenSeen = { retryable: { calls: 0, stubs: 0 }, overloaded: { calls: 0, stubs: 0 } };
@@ -125,6 +142,9 @@ export default {
     }
     if (pathname === "/__test/crossed") {
       return Response.json(await crossed(env.EDGESHED_BUDGET, searchParams.get("origin")));
+    }
+    if (pathname === "/__test/lease-ttls") {
+      return Response.json(await leaseTtls(env.EDGESHED_BUDGET, searchParams.get("origin")));
     }
     if (pathname === "/__test/broken") {
       return Response.json(brokenSeen);

@@ -9,8 +9,9 @@
 //!
 //! Rules (see docs/gateway.md, "Fleet budget"):
 //! - **Leases follow demand:** a holder asks for what its calls in flight
-//!   and waiting requests need, as soon as they need it, and renews with the
-//!   most it needed since its last call (nothing once idle). A request that
+//!   and waiting requests need, as soon as they need it, renews with the
+//!   most it needed since its last call, and gives its whole lease back as
+//!   soon as it is idle (no call in flight, nobody waiting). A request that
 //!   finds no permit waits up to `patience_ms` (TTL / 10, or less if its
 //!   deadline or the origin's `timeoutMs` is sooner); the table keeps its
 //!   holder's ask meanwhile and answers it the moment permits come back
@@ -21,8 +22,9 @@
 //!   in the fleet reaches a request that waits for it within a few round
 //!   trips, and a request is refused (503, reason `budget`) only when no
 //!   permit came back while it waited — or at once, when its holder holds
-//!   its fair share of a budget others want too
-//!   ([`LeaseHolder::backed_off`]).
+//!   its fair share of a budget others want too and has no call in flight
+//!   ([`LeaseHolder::refuses_at_once`]); with calls in flight it waits for
+//!   one of them to end, as in the queue of one exact limit.
 //! - **Fairness:** when demand exceeds the limit, permits are shared
 //!   max-min fairly (water-filling, see [`fair_share`]); a lease is never
 //!   shrunk below the permits its holder has in use.
@@ -50,15 +52,22 @@
 //!    the request (so it expires no later than the table's record, which
 //!    starts when the table handled it, even after a wait), and while a call
 //!    is under way it uses only the permits it had in use when it sent it
-//!    (the answer may shrink the lease to that, or be lost). A holder that
-//!    is killed mid-lease stops admitting with it: its calls in flight end
-//!    within the origin's `timeoutMs`, and its permits return to the table
-//!    when the lease expires, one TTL after its last call at most; with
+//!    (the answer may shrink the lease to that, or be lost). Both sides
+//!    count the same length, the grant's `ttl_ms`: the TTL, or, for a
+//!    holder that said its calls last at most `calls_ms` (its `cutoff_ms`),
+//!    that plus a quarter of the TTL when shorter
+//!    ([`LeaseTable::lease_ttl`]). The holder admits no call in the last
+//!    `cutoff_ms` of its lease, so every call it admits ends before the
+//!    lease does, whatever the length. A holder that is killed mid-lease
+//!    stops admitting with it: its calls in flight end within the origin's
+//!    `timeoutMs`, and its permits return to the table when the lease
+//!    expires, one lease (at most one TTL) after its last call; with
 //!    `leaseTtlMs` above `timeoutMs` (the worker warns otherwise) no call of
 //!    a dead holder overlaps a permit granted again.
 //! 3. **A restarted table does not over-grant.** It has lost the leases,
 //!    so it grants nothing new until every lease of the previous table has
-//!    expired (learning mode: one TTL, or until the stored horizon); it
+//!    expired (learning mode: one TTL, or until the stored horizon: no
+//!    lease is longer than the TTL, and the horizon counts a whole TTL); it
 //!    only re-registers what holders report, capped at `L`, and a holder
 //!    drops a re-registration that arrived after its old lease expired.
 //!    This assumes the restarted object's clock is not behind the one that

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 mod park;
 mod reconfigure;
+mod renew;
 
 use super::fair::fair_share;
 use super::setting::{DeployVersion, LimitSetting};
@@ -137,8 +138,9 @@ impl LeaseTable {
             };
             (usable, usable.max(kept))
         };
-        let renew_ms = self.renew_in(holder, usable, permits, target, now);
-        let expires_at = now.saturating_add(self.ttl_ms);
+        let ttl_ms = self.lease_ttl(&req);
+        let renew_ms = self.renew_in(holder, usable, permits, target, ttl_ms, now);
+        let expires_at = now.saturating_add(ttl_ms);
         if permits == 0 && req.wanted == 0 {
             self.leases.remove(holder);
         } else {
@@ -153,51 +155,12 @@ impl LeaseTable {
         }
         Grant {
             permits: usable,
-            ttl_ms: self.ttl_ms,
+            ttl_ms,
             renew_ms,
             learning,
             contended: self.contended(),
             epoch: self.fleet.as_ref().map_or(0, super::FleetLimit::epoch),
         }
-    }
-
-    /// When the holder should call again (see [`Grant::renew_ms`]).
-    fn renew_in(&self, holder: &str, usable: u32, permits: u32, target: u32, now: u64) -> u64 {
-        let when = self.renew_rule(holder, usable, permits, target, now);
-        // An adaptive limit learns from the reports renewals carry.
-        match self.fleet {
-            Some(_) => when.min(self.report_ms()),
-            None => when,
-        }
-    }
-
-    fn renew_rule(&self, holder: &str, usable: u32, permits: u32, target: u32, now: u64) -> u64 {
-        let ttl = self.ttl_ms;
-        if permits > usable {
-            // trimmed: its calls above `usable` finish soon
-            return (ttl / 10).max(1);
-        }
-        if usable < target {
-            // short of its share until another holder renews or expires
-            let free_at = self
-                .leases
-                .iter()
-                .filter(|(id, lease)| id.as_str() != holder && lease.permits > 0)
-                .map(|(_, lease)| lease.renew_at.min(lease.expires_at))
-                .min()
-                .unwrap_or(now);
-            let margin = (ttl / 50).max(1);
-            return free_at
-                .saturating_sub(now)
-                .saturating_add(margin)
-                .min(ttl / 4 * 3);
-        }
-        if usable.saturating_mul(2) > self.limit {
-            // most of the budget: a holder that has not asked yet gets its
-            // share within a quarter of the TTL
-            return ttl / 4;
-        }
-        ttl / 4 * 3
     }
 
     /// The requester's max-min fair share, given every other holder's last

@@ -31,6 +31,14 @@ pub struct LeaseRequest {
     pub report: WindowSummary,
     /// The epoch (number of the fleet limit) its reported calls started in.
     pub epoch: u64,
+    /// The longest a call it admits may last (its `cutoff_ms`: it admits
+    /// none later than this before its lease expires); `0` when unknown.
+    /// The table then grants a lease only this much longer than its
+    /// admission window ([`LeaseTable::lease_ttl`]), so a lease an evicted
+    /// isolate leaves behind comes back sooner.
+    ///
+    /// [`LeaseTable::lease_ttl`]: super::LeaseTable::lease_ttl
+    pub calls_ms: u64,
 }
 
 impl LeaseRequest {
@@ -43,6 +51,7 @@ impl LeaseRequest {
             wait_ms: 0,
             report: WindowSummary::default(),
             epoch: 0,
+            calls_ms: 0,
         }
     }
 
@@ -59,7 +68,9 @@ pub struct Grant {
     /// Permits the holder now holds (its total, not an increment).
     pub permits: u32,
     /// How long the lease lasts, counted from when the table handled the
-    /// request. The holder counts it from when it sent the request.
+    /// request (at most the configured TTL; shorter for a holder that said
+    /// how long its calls last: [`LeaseRequest::calls_ms`]). The holder
+    /// counts it from when it sent the request.
     pub ttl_ms: u64,
     /// When the holder should call again, counted like `ttl_ms`: 75 % of
     /// the TTL normally; sooner when it must give permits back (it holds

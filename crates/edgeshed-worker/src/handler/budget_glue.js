@@ -146,16 +146,16 @@ function statedParts(stated) {
  * `ok = false` on any failure (including a malformed answer; `overloaded`:
  * the object answered `.overloaded`). `numbers`: `[limit, ttlMs, held,
  * inUse, wanted, waitMs, timeoutMs, epoch, served, dropped, rttTotalUs,
- * rttSquares, minRttUs, maxRttUs, maxInFlight]` (see budget/calls.rs);
+ * rttSquares, minRttUs, maxRttUs, maxInFlight, callsMs]` (see budget/calls.rs);
  * `stated`: `{ adaptive, version }`, the budget's `adaptive` section (or
  * undefined) and this Worker's version (`versionOf`, or undefined).
  */
 export function callLease(namespace, name, holder, numbers, stated, done, ctx) {
   const [limit, ttlMs, held, inUse, wanted, waitMs, timeoutMs, epoch, ...summary] = numbers;
-  const [served, dropped, rttTotalUs, rttSquares, minRttUs, maxRttUs, maxInFlight] = summary;
+  const [served, dropped, rttTotalUs, rttSquares, minRttUs, maxRttUs, maxInFlight, callsMs] = summary;
   const report = { served, dropped, rttTotalUs, rttSquares, minRttUs, maxRttUs, maxInFlight };
   const { adaptive, version } = statedParts(stated);
-  const request = { limit, ttlMs, adaptive, version, held, inUse, wanted, waitMs, epoch, report };
+  const request = { limit, ttlMs, adaptive, version, held, inUse, wanted, waitMs, epoch, report, callsMs };
   const fail = (overloaded = false) => done(false, [], false, false, overloaded);
   const ok = (grant) => {
     const valid = isCount(grant?.permits) && Number.isInteger(grant?.ttlMs) && grant.ttlMs > 0

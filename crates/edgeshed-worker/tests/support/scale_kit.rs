@@ -148,8 +148,10 @@ pub struct Report {
     /// Why the `refused_budget` requests were refused: [their own limit
     /// (`timeoutMs`) passed, at once (the holder backed off: it holds its
     /// fair share of a budget others want), their patience ended with no
-    /// call under way, the object unreachable (`unavailable: "shed"`)].
-    pub refused_why: [u64; 4],
+    /// call under way and no lease (a new holder, or one that gave its
+    /// lease back), their patience ended with a lease the object did not
+    /// grow, the object unreachable (`unavailable: "shed"`)].
+    pub refused_why: [u64; 5],
     /// Watches that reached the object after their holder's newer lease
     /// call (the two crossed on the way).
     pub crossed_watches: u64,
@@ -166,6 +168,15 @@ pub struct Report {
     /// patience a kept ask may wait): stuck leases. Must be 0.
     pub stuck: u32,
     pub stranded: f64,
+    /// Sampled likewise, where the budget's permits are: calls at the
+    /// origin (evicted isolates' included), permits of live holders with no
+    /// call in flight (a whole idle lease), permits of live holders beyond
+    /// their calls in flight while they have some (spare), and permits the
+    /// table has not leased (free).
+    pub in_flight: f64,
+    pub idle_lease: f64,
+    pub spare: f64,
+    pub free: f64,
     pub probes: u64,
 }
 
@@ -183,6 +194,20 @@ impl Report {
 
     pub fn calls_per_s(&self) -> f64 {
         self.object_calls as f64 / self.seconds
+    }
+
+    /// Requests refused with 503 `budget` because the holder held its fair
+    /// share, had no lease, or waited for a lease the object did not grow.
+    pub fn refused_at_share(&self) -> u64 {
+        self.refused_why[1]
+    }
+
+    pub fn refused_no_lease(&self) -> u64 {
+        self.refused_why[2]
+    }
+
+    pub fn refused_waiting_object(&self) -> u64 {
+        self.refused_why[3] + self.refused_why[0]
     }
 
     /// The `q` quantile of the admission waits (ms).

@@ -31,6 +31,19 @@ impl Sim {
             .iter()
             .map(|iso| iso.holder.held(now).saturating_sub(iso.holder.in_flight()))
             .sum();
+        let (mut idle_lease, mut spare) = (0u32, 0u32);
+        for iso in &self.isolates {
+            let unused = iso.holder.held(now).saturating_sub(iso.holder.in_flight());
+            if iso.holder.in_flight() == 0 {
+                idle_lease += unused;
+            } else {
+                spare += unused;
+            }
+        }
+        self.report.idle_lease += f64::from(idle_lease);
+        self.report.spare += f64::from(spare);
+        self.report.in_flight += f64::from(self.origin);
+        self.report.free += f64::from(self.sc.budget.saturating_sub(table.view(now).leased));
         self.report.idle_held += f64::from(idle);
         self.report.dead_leased += f64::from(dead);
         self.report.stranded += f64::from(stranded);

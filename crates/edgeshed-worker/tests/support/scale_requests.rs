@@ -11,11 +11,13 @@ impl Sim {
             self.sc.isolates as u64,
             self.sc.hot.min(self.sc.isolates) as u64,
         );
-        let slot = if self.rng.unit() < self.sc.hot_share || hot >= n {
-            self.rng.range(0, hot - 1)
+        let slot = if self.traffic.unit() < self.sc.hot_share || hot >= n {
+            self.traffic.range(0, hot - 1)
         } else {
-            self.rng.range(hot, n - 1)
+            self.traffic.range(hot, n - 1)
         } as usize;
+        let (lo, hi) = self.sc.service;
+        let service = self.traffic.range(lo, hi).min(self.sc.timeout);
         let now = self.now;
         if self.measured(now) {
             self.report.offered += 1;
@@ -31,6 +33,7 @@ impl Sim {
         let give_up = own.min(now + self.cfg.patience_ms);
         iso.waiting.push_back(Request {
             arrived: now,
+            service,
             give_up,
             own,
         });
@@ -51,8 +54,7 @@ impl Sim {
             self.origin,
             self.sc.budget
         );
-        let (lo, hi) = self.sc.service;
-        let service = self.rng.range(lo, hi).min(self.sc.timeout);
+        let service = req.service;
         let gen = self.isolates[slot].gen;
         self.at(now + service, Ev::CallEnd { slot, gen });
         if self.measured(req.arrived) {

@@ -36,6 +36,8 @@ use edgeshed_worker::budget::{HolderConfig, LeaseHolder, Unavailable};
 #[derive(Debug, Clone, Copy)]
 struct Request {
     arrived: u64,
+    /// How long its call holds the origin once admitted.
+    service: u64,
     give_up: u64,
     own: u64,
 }
@@ -60,9 +62,13 @@ pub struct Sim {
     pub sc: Scenario,
     pub now: u64,
     rng: Rng,
-    /// The restarts' and slow episodes' own generator: the same schedule
-    /// whatever the budget code does.
+    /// The restarts', slow episodes' and evictions' own generator: the same
+    /// schedule whatever the budget code does.
     schedule: Rng,
+    /// The arrivals' own generator (when, where, how long the call): the
+    /// same traffic whatever the budget code does, so two versions of it
+    /// compare on the same requests.
+    traffic: Rng,
     cfg: HolderConfig,
     isolates: Vec<Isolate>,
     pub object: Object,
@@ -90,6 +96,7 @@ impl Sim {
         let mut sim = Self {
             rng: Rng::new(sc.seed),
             schedule: Rng::new(sc.seed ^ 0x0bad_5eed),
+            traffic: Rng::new(sc.seed ^ 0x7aff_1c00),
             cfg,
             isolates: Vec::new(),
             object: Object::new(sc.budget, sc.ttl, 0),
@@ -108,7 +115,7 @@ impl Sim {
         for slot in 0..sim.sc.isolates {
             let isolate = sim.isolate(slot, 0);
             sim.isolates.push(isolate);
-            let life = sim.rng.exp(sim.sc.lifetime);
+            let life = sim.schedule.exp(sim.sc.lifetime);
             sim.at(start + life, Ev::Evict { slot });
         }
         let first = sim.gap();
@@ -155,7 +162,7 @@ impl Sim {
     fn gap(&mut self) -> u64 {
         let rate_per_ms = self.sc.load * self.sc.capacity_rps() / 1_000.0;
         // exponential, in µs resolution folded to ms by accumulation
-        let gap = -(1.0 - self.rng.unit()).ln() / rate_per_ms;
+        let gap = -(1.0 - self.traffic.unit()).ln() / rate_per_ms;
         self.arrival_debt += gap;
         let whole = self.arrival_debt.floor();
         self.arrival_debt -= whole;
@@ -220,6 +227,10 @@ impl Sim {
         report.dead_leased /= samples;
         report.idle_held /= samples;
         report.stranded /= samples;
+        report.idle_lease /= samples;
+        report.spare /= samples;
+        report.in_flight /= samples;
+        report.free /= samples;
         report.waits.sort_unstable();
         report
     }

@@ -95,7 +95,7 @@ impl Sim {
                 self.evicted.insert(old.id.clone(), now);
                 let next = self.isolate(slot, old.gen + 1);
                 self.isolates[slot] = next;
-                let life = self.rng.exp(self.sc.lifetime);
+                let life = self.schedule.exp(self.sc.lifetime);
                 self.at(now + life, Ev::Evict { slot });
             }
             Ev::Restart => {
@@ -217,10 +217,11 @@ impl Sim {
         }
         let iso = &mut self.isolates[slot];
         let pending = iso.holder.pending();
-        let hold = !iso.holder.reachable() || iso.holder.backed_off(now);
+        let hold = !iso.holder.reachable() || iso.holder.refuses_at_once(now);
         let start = self.start + self.sc.warmup;
         let backed = iso.holder.backed_off(now);
-        let mut why = [0u64; 4];
+        let leased = iso.holder.held(now) > 0;
+        let mut why = [0u64; 5];
         iso.waiting.retain(|r| {
             let refuse = now >= r.own || (!pending && (now >= r.give_up || hold));
             if refuse && r.arrived >= start {
@@ -228,10 +229,12 @@ impl Sim {
                     0
                 } else if backed {
                     1
-                } else if now >= r.give_up {
+                } else if now >= r.give_up && !leased {
                     2
-                } else {
+                } else if now >= r.give_up {
                     3
+                } else {
+                    4
                 };
                 why[reason] += 1;
             }

@@ -37,7 +37,8 @@ pub(super) struct Pending {
 ///   its lease and its free permits are taken, and lets the table keep the
 ///   request (`wait_ms`) for as long as its waiting requests can wait.
 /// - **Giving back:** at its renewal it keeps the most it needed since its
-///   last call (nothing if idle for `retry_ms`); while the table says the
+///   last call, and everything at once when it is idle (no call in
+///   flight, nobody waiting); while the table says the
 ///   budget is contended (an answer, or its watch: [`LeaseHolder::watch`]),
 ///   it gives back at once every permit it does not use.
 /// - **Renewal:** when the table said ([`Grant::renew_ms`](super::Grant::renew_ms): 75 % of the TTL,
@@ -71,9 +72,6 @@ pub struct LeaseHolder {
     /// The most demand (calls in flight plus waiting requests) seen since
     /// the last call: what a renewal asks for.
     peak: u32,
-    /// When the holder last had demand (idle for `retry_ms`: it gives
-    /// everything back at its renewal).
-    last_busy_at: u64,
     last_call_at: Option<u64>,
     pending: Option<Pending>,
     /// Calls started in `epoch` and finished since the last report.
@@ -109,7 +107,6 @@ impl LeaseHolder {
             in_flight: 0,
             last_wanted: 0,
             peak: 0,
-            last_busy_at: 0,
             last_call_at: None,
             pending: None,
             report: WindowSummary::default(),
@@ -248,9 +245,8 @@ impl LeaseHolder {
     }
 
     /// One admitted call finished at `now`.
-    pub fn finish(&mut self, now: u64) {
+    pub fn finish(&mut self, _now: u64) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        self.last_busy_at = self.last_busy_at.max(now);
     }
 
     /// The fleet limit's epoch the holder knows: tag each admitted call with

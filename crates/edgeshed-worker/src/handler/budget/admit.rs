@@ -107,9 +107,11 @@ impl OriginBudget {
     /// patience (or, past it, until the answer of a call under way) and never
     /// past `limit`. Then it is refused: 503 `"reason":"budget"` (counted),
     /// or 504 if its deadline passed first. It is refused at once when its
-    /// holder holds its fair share of a budget others want too
-    /// ([`LeaseHolder::backed_off`](crate::budget::LeaseHolder::backed_off)):
-    /// no permit is coming then, and waiting would only queue.
+    /// holder holds its fair share of a budget others want too and has no
+    /// call in flight
+    /// ([`LeaseHolder::refuses_at_once`](crate::budget::LeaseHolder::refuses_at_once)):
+    /// no permit is coming then. With calls in flight it waits for one of
+    /// them to end (its permit goes back to the lease).
     /// With the object unreachable and `"unavailable": "shed"`, a request
     /// beyond what is still leased is refused at once (a fallback).
     pub(crate) async fn admit(
@@ -140,16 +142,20 @@ impl OriginBudget {
             }
             self.kick(ctx);
             let now = now_ms();
-            let (pending, reachable, backed_off) = {
+            let (pending, reachable, at_once) = {
                 let holder = self.holder.borrow();
-                (holder.pending(), holder.reachable(), holder.backed_off(now))
+                (
+                    holder.pending(),
+                    holder.reachable(),
+                    holder.refuses_at_once(now),
+                )
             };
             let fallback = !reachable && self.config.unavailable == Unavailable::Shed;
             // Past its patience a request still waits for the answer of a
             // call under way (a slow object is not a full fleet), never past
             // its own limit.
             let own_passed = own.is_some_and(|(at, _)| now >= at);
-            if own_passed || (!pending && (now >= give_up || fallback || backed_off)) {
+            if own_passed || (!pending && (now >= give_up || fallback || at_once)) {
                 return Err(self.refuse(own, now, fallback));
             }
             let changed = Changed {

@@ -95,6 +95,7 @@ impl OriginBudget {
             micros(report.min_rtt()),
             micros(report.max_rtt()),
             report.max_in_flight() as f64,
+            request.calls_ms as f64,
         ];
         let holder = holder_id();
         call_lease(
