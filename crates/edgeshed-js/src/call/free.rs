@@ -15,9 +15,12 @@
 use crate::counters::CallCounters;
 use crate::options::options_of_facts;
 use crate::sampling::Running;
-use edgeshed::admission::Admission;
+use edgeshed::admission::{Admission, Criticality};
 use edgeshed_wasm::clock::JsClock;
 use wasm_bindgen::JsValue;
+
+/// `callFacts` of no options (call-options.js: criticality 3, nothing else).
+const NO_OPTIONS: f64 = 3.0;
 
 /// A free permit for a call of the options `callFacts` read as `facts`
 /// (and their `key`, passed here rather than fetched: a string returned by
@@ -35,6 +38,15 @@ pub(crate) fn take_free(
         return -1.0;
     }
     let key = core::cell::Cell::new(key);
+    // No options at all (glue.js's NO_OPTIONS): a default call without a
+    // key, decided without decoding (5 % of a plain call, CPU profile).
+    if facts == NO_OPTIONS {
+        let Some(permit) = admission.try_admit_as(Criticality::Default) else {
+            return -1.0;
+        };
+        return Running::new(counters.lease(permit), counters.sampler.as_ref())
+            .hand_over(|id, _| id);
+    }
     let options = options_of_facts(facts, &|| key.take().unwrap_or_default());
     if options.signal.is_some() || options.deadline.is_some() {
         return -1.0;
